@@ -1,0 +1,7 @@
+"""``python -m lorescan``."""
+
+import sys
+
+from .cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,75 @@
+"""The token budget: what the entries of a pass may add on top of the text already activated.
+
+SillyTavern tests ``tokens(allActivatedText) + tokens(newContent) >= budget`` after adding each
+entry's ``content + "\\n"`` to ``newContent``. Counters whose counts add up over such pieces
+(``chars4`` by length, ``words`` by runs) are counted incrementally; any other counter is run on
+the exact text, so the result is always the one SillyTavern computes.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._js import utf16_len
+from .tokens import Chars4, TokenCounter, Words
+
+
+class BudgetMeter:
+    """Budget bookkeeping for one evaluation."""
+
+    def __init__(self, counter: TokenCounter, budget: int) -> None:
+        self.counter = counter
+        self.budget = budget
+        self.overflowed = False
+        self.overflow_entry: str | None = None
+        self._activated_text = ""
+        self._activated_tokens: int | None = 0
+        self.used = 0
+
+    def activated_tokens(self) -> int:
+        """``tokens(allActivatedText)``: recursion text of earlier passes."""
+        if self._activated_tokens is None:
+            self._activated_tokens = self.counter.count(self._activated_text)
+        return self._activated_tokens
+
+    def add_activated_text(self, text: str) -> None:
+        """``allActivatedText = text + "\\n" + allActivatedText``."""
+        self._activated_text = text + "\n" + self._activated_text
+        self._activated_tokens = None
+
+    def new_pass(self) -> "PassContent":
+        return PassContent(self)
+
+
+class PassContent:
+    """``newContent`` of one pass, with its running token count."""
+
+    def __init__(self, meter: BudgetMeter) -> None:
+        self.meter = meter
+        self.parts: list[str] = []
+        self._length = 0
+        self._words = 0
+        counter = meter.counter
+        self._mode = "chars4" if isinstance(counter, Chars4) else "words" if isinstance(counter, Words) else "text"
+        self.tokens = 0
+
+    def add(self, content: str, *, ignore: bool, base: int) -> bool:
+        """Append ``content + "\\n"``; whether the entry fits (always, for ``ignoreBudget``)."""
+        piece = content + "\n"
+        self.parts.append(piece)
+        if self._mode == "chars4":
+            self._length += utf16_len(piece)
+            self.tokens = math.ceil(self._length / 4)
+        elif self._mode == "words":
+            self._words += self.meter.counter.count(piece)
+            self.tokens = self._words
+        else:
+            self.tokens = self.meter.counter.count("".join(self.parts))
+        total = base + self.tokens
+        if ignore:
+            self.meter.used = max(self.meter.used, total)
+            return True
+        if total >= self.meter.budget:
+            return False
+        self.meter.used = max(self.meter.used, total)
+        return True

@@ -1,0 +1,464 @@
+"""The activation loop: SillyTavern's ``checkWorldInfo``, pass by pass, over compiled books.
+
+:class:`Lore` is built once from the books (``compile``), then :meth:`Lore.activate` runs one
+evaluation for a chat state and returns the buckets and the timed-effect state to carry forward.
+The engine is pure: no I/O, no printing; randomness comes from the caller's random source.
+"""
+
+from __future__ import annotations
+
+import random as _random
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Protocol, Sequence
+
+from . import _js
+from .budget import BudgetMeter
+from .compile import CompiledEntry, compile_books
+from .emit import emit
+from .macros import MacroEnv, substitute
+from .model import (ActivationResult, Character, ChatMessage, ForcedActivation, GENERATION_TYPES,
+                    Lorebook, Settings, TimedState)
+from .scan import KeyIndex, ScanBuffer
+from .select import INITIAL, MIN_ACTIVATIONS, RECURSION, STATE_NAMES, filter_groups, gate
+from .timed import TimedEffects
+from .tokens import TokenCounter, get_counter
+from .trace import Trace
+
+
+class RandomSource(Protocol):
+    """Anything with ``random() -> float`` in [0, 1), like :class:`random.Random`."""
+
+    def random(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class Compat:
+    """Behaviour switches that tell SillyTavern versions (and its known bugs) apart.
+
+    Build one with :func:`compat_for`; the fields are public so a caller can mix them.
+    """
+
+    version: str = "1.18"
+    v118_features: bool = True          # triggers, match* scan sources, outlets, persona book
+    forced_before_constant: bool = True
+    forced_first: bool = True           # forced entries sort first and re-roll in later passes
+    dry_run_delay: bool = True
+    budget_skip: bool = True            # overflow skips and continues for ignoreBudget entries
+    skip_empty_recursion: bool = True
+    splice_bug: bool = True             # quirk: removing an absent group member removes the last one
+
+
+def compat_for(version: str = "1.18", quirks: bool = True) -> Compat:
+    """The switches for a SillyTavern version (``"1.12"`` / ``"1.12.6"`` or ``"1.18"`` / ``"1.18.0"``).
+
+    ``quirks=False`` corrects SillyTavern's known bugs (see the README's quirks table).
+    """
+    v = str(version).strip()
+    if v.startswith("1.12"):
+        c = Compat(version="1.12", v118_features=False, forced_before_constant=False,
+                   forced_first=False, dry_run_delay=False, budget_skip=False,
+                   skip_empty_recursion=False)
+    elif v.startswith("1.18") or v in ("latest", "default"):
+        c = Compat()
+    else:
+        from .errors import LorescanError
+
+        raise LorescanError(f"unsupported SillyTavern version {version!r} (use 1.12 or 1.18)", field="compat")
+    return replace(c, splice_bug=quirks)
+
+
+class _Plan:
+    """Scan order for one book selection: chat, persona, then strategy-ordered global/character."""
+
+    def __init__(self, entries: list[CompiledEntry]) -> None:
+        self.entries = entries
+        self.pos = {ce.gid: i for i, ce in enumerate(entries)}
+        self.constants = [ce.gid for ce in entries if ce.constant or "@@activate" in ce.decorators]
+        levels = {ce.dur_level for ce in entries if ce.delay_until_recursion}
+        self.levels = sorted(levels)
+        self.max_scan_depth = max(
+            (_js.to_number(ce.scan_depth) for ce in entries
+             if ce.scan_depth is not None and _js.to_number(ce.scan_depth) == _js.to_number(ce.scan_depth)),
+            default=0,
+        )
+
+
+def _desc(entries: list[CompiledEntry]) -> list[CompiledEntry]:
+    return sorted(entries, key=lambda ce: -ce.order_num)
+
+
+class Lore:
+    """Compiled lorebooks, reusable across evaluations (build with :func:`lorescan.compile`)."""
+
+    def __init__(self, books: Sequence[Lorebook], compat: Compat | str = "1.18",
+                 tokenizer: str | TokenCounter = "cl100k", quirks: bool = True) -> None:
+        self.books = list(books)
+        self.compat = compat if isinstance(compat, Compat) else compat_for(compat, quirks)
+        self.counter = get_counter(tokenizer)
+        self._compiled = compile_books(self.books)
+        self._all = [ce for _, entries in self._compiled for ce in entries]
+        self._plans: dict[tuple, _Plan] = {}
+        self._indexes: dict[tuple, KeyIndex] = {}
+
+    # -- book selection ---------------------------------------------------------------------
+    def _plan(self, strategy: int, has_character: bool, persona_book: str | None,
+              extra_books: tuple[str, ...] | None) -> _Plan:
+        ck = (strategy, has_character, persona_book, extra_books)
+        plan = self._plans.get(ck)
+        if plan is not None:
+            return plan
+        by_scope: dict[str, list[tuple[Lorebook, list[CompiledEntry]]]] = {}
+        for book, entries in self._compiled:
+            by_scope.setdefault(book.scope, []).append((book, entries))
+        globals_ = by_scope.get("global", [])
+        global_names = {b.name for b, _ in globals_}
+        chat = by_scope.get("chat", [])[:1]
+        chat_name = chat[0][0].name if chat else None
+        if chat and chat_name in global_names:
+            chat = []
+        chars = by_scope.get("character", []) if has_character else []
+        if chars and extra_books is not None:
+            named = {b.name: (b, e) for b, e in chars[1:]}
+            chars = chars[:1] + [named[n] for n in extra_books if n in named]
+        persona: list[tuple[Lorebook, list[CompiledEntry]]] = []
+        if self.compat.v118_features:
+            if persona_book is not None:
+                persona = [(b, e) for b, e in self._compiled if b.name == persona_book][:1]
+            else:
+                persona = by_scope.get("persona", [])[:1]
+            if persona and (persona[0][0].name == chat_name or persona[0][0].name in global_names):
+                persona = []
+        persona_name = persona[0][0].name if persona else None
+        seen: set[str] = set()
+        char_entries: list[CompiledEntry] = []
+        for book, entries in chars:
+            if book.name in seen or book.name in global_names or book.name == chat_name \
+                    or book.name == persona_name:
+                continue
+            seen.add(book.name)
+            char_entries.extend(entries)
+        glob = [ce for _, entries in globals_ for ce in entries]
+        if strategy == 1:
+            ordered = _desc(char_entries) + _desc(glob)
+        elif strategy == 2:
+            ordered = _desc(glob) + _desc(char_entries)
+        else:
+            ordered = _desc(glob + char_entries)
+        chat_entries = [ce for _, entries in chat for ce in entries]
+        persona_entries = [ce for _, entries in persona for ce in entries]
+        plan = _Plan(_desc(chat_entries) + _desc(persona_entries) + ordered)
+        self._plans[ck] = plan
+        return plan
+
+    def _index(self, env: MacroEnv, settings: Settings) -> KeyIndex:
+        ck = (env, bool(settings.world_info_case_sensitive), bool(settings.world_info_match_whole_words))
+        index = self._indexes.get(ck)
+        if index is None:
+            if len(self._indexes) > 16:
+                self._indexes.clear()
+            index = KeyIndex(self._all, env, ck[1], ck[2])
+            self._indexes[ck] = index
+        return index
+
+    # -- one evaluation ---------------------------------------------------------------------
+    def activate(
+        self,
+        chat: Sequence[ChatMessage | dict[str, Any]] = (),
+        *,
+        settings: Settings | None = None,
+        user_name: str = "User",
+        char_name: str = "Character",
+        character: Character | None = None,
+        timed: TimedState | None = None,
+        generation_type: str = "normal",
+        dry_run: bool = False,
+        authors_note: str = "",
+        authors_note_scan: bool = False,
+        quiet_prompt: str = "",
+        persona_description: str = "",
+        persona_book: str | None = None,
+        force_activate: Iterable[ForcedActivation | dict[str, Any]] = (),
+        rng: RandomSource | None = None,
+        trace: bool = False,
+    ) -> ActivationResult:
+        """Run SillyTavern's world-info activation once.
+
+        ``chat`` is oldest first; ``character=None`` means no character is selected (no character
+        books, name filters never match). ``timed`` is the state returned by the previous call.
+        """
+        ev = _Evaluation(self, settings or Settings(), user_name, char_name, character, timed,
+                         generation_type, dry_run, authors_note, authors_note_scan, quiet_prompt,
+                         persona_description, persona_book, force_activate,
+                         rng if rng is not None else _random.Random(), trace)
+        return ev.run([m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m) for m in chat])
+
+
+class _Evaluation:
+    """The state of one ``checkWorldInfo`` call."""
+
+    def __init__(self, lore: Lore, settings: Settings, user_name: str, char_name: str,
+                 character: Character | None, timed: TimedState | None, generation_type: str,
+                 dry_run: bool, authors_note: str, authors_note_scan: bool, quiet_prompt: str,
+                 persona_description: str, persona_book: str | None,
+                 force_activate: Iterable[ForcedActivation | dict[str, Any]], rng: RandomSource,
+                 trace: bool) -> None:
+        self.lore = lore
+        self.compat = lore.compat
+        self.quirks = _Quirks(lore.compat)
+        self.settings = settings
+        self.character = character
+        self.user_name = user_name
+        self.char_name = char_name
+        self.timed_in = timed
+        self.type = generation_type
+        self.trigger = generation_type if generation_type in GENERATION_TYPES else "normal"
+        self.dry_run = dry_run
+        self.authors_note = authors_note
+        self.authors_note_scan = authors_note_scan
+        self.quiet_prompt = quiet_prompt
+        self.persona_description = persona_description
+        self.persona_book = persona_book
+        self.forced_refs = [f if isinstance(f, ForcedActivation) else ForcedActivation.model_validate(f)
+                            for f in force_activate]
+        self.rng = rng
+        self.rolls = 0
+        self.trace = Trace() if trace else None
+        self.char_file = character.file_name(char_name) if character is not None else None
+        self.char_tags = list(character.tags or []) if character is not None else None
+        self.recursion_level = 0.0
+        self.activated_group_fields: set[str] = set()
+
+    # helpers used by select.py
+    def keys_for(self, ce: CompiledEntry) -> list:
+        return self.index.primary.get(ce.gid, [])
+
+    def secondary_for(self, ce: CompiledEntry) -> list:
+        return self.index.secondary.get(ce.gid, [])
+
+    def draw(self) -> float:
+        self.rolls += 1
+        return float(self.rng.random())
+
+    def note_roll(self, what: str, roll: float, total: float) -> None:
+        if self.trace is not None:
+            self.trace.roll(what, roll, total)
+
+    def _card_field(self, text: str | None, env: MacroEnv) -> str:
+        return substitute(_js.trim(text or ""), env)
+
+    def run(self, chat: list[ChatMessage]) -> ActivationResult:
+        s = self.settings
+        c = self.compat
+        ch = self.character
+        base_env = MacroEnv(user=self.user_name, char=self.char_name)
+        fields: dict[str, str] = {}
+        if c.v118_features:
+            fields["persona_description"] = self._card_field(self.persona_description, base_env)
+            if ch is not None:
+                fields["character_description"] = self._card_field(ch.description, base_env)
+                fields["character_personality"] = self._card_field(ch.personality, base_env)
+                fields["character_depth_prompt"] = self._card_field(ch.depth_prompt_text(), base_env)
+                fields["scenario"] = self._card_field(ch.scenario, base_env)
+                fields["creator_notes"] = self._card_field(ch.creator_notes, base_env)
+        self.env = MacroEnv(user=self.user_name, char=self.char_name, variables=(
+            ("description", fields.get("character_description", "")),
+            ("personality", fields.get("character_personality", "")),
+            ("scenario", fields.get("scenario", "")),
+            ("persona", fields.get("persona_description", "")),
+            ("creatorNotes", fields.get("creator_notes", "")),
+            ("charDepthPrompt", fields.get("character_depth_prompt", "")),
+        ))
+        messages = scan_messages(chat, self.type, s.world_info_include_names, base_env)
+        injections: list[str] = []
+        note = substitute(self.authors_note, base_env) if self.authors_note else ""
+        if self.authors_note_scan and note:
+            injections.append(note)
+        quiet = substitute(self.quiet_prompt, base_env) if self.quiet_prompt else ""
+        if quiet:
+            injections.append(quiet)
+        depth_prompt = fields.get("character_depth_prompt", "")
+        if self.authors_note_scan and depth_prompt:
+            injections.append(depth_prompt)
+
+        plan = self.lore._plan(int(s.world_info_character_strategy), ch is not None, self.persona_book,
+                               tuple(ch.extra_books) if ch is not None and ch.extra_books is not None else None)
+        self.plan = plan
+        self.index = self.lore._index(base_env, s)
+        self.buffer = ScanBuffer(messages, injections, fields, self.index, s.world_info_depth,
+                                 c.skip_empty_recursion)
+        by_key = {ce.key: ce for ce in reversed(plan.entries)}
+        self.forced = {by_key[f"{f.world}.{_js.js_string(f.uid)}"].gid for f in self.forced_refs
+                       if f"{f.world}.{_js.js_string(f.uid)}" in by_key}
+        self.timed = TimedEffects(self.timed_in, plan.entries, len(messages))
+        if not self.dry_run:
+            self.timed.check(read_sticky_cooldown=True, apply_delay=True)
+        elif c.dry_run_delay:
+            self.timed.check(read_sticky_cooldown=False, apply_delay=True)
+        meter = BudgetMeter(self.lore.counter, s.budget_tokens())
+        activated: list[CompiledEntry] = []
+        if plan.entries:
+            activated = self._loop(meter)
+        if not self.dry_run:
+            self.timed.record(activated)
+        return emit(self, activated, meter)
+
+    def _loop(self, meter: BudgetMeter) -> list[CompiledEntry]:
+        s, c, plan, buf = self.settings, self.compat, self.plan, self.buffer
+        levels = list(plan.levels)
+        self.recursion_level = levels.pop(0) if levels else 0.0
+        state = INITIAL
+        count = 0
+        activated: dict[int, CompiledEntry] = {}
+        failed: set[int] = set()
+        self.content: dict[int, str] = {}
+        self.pass_of: dict[int, int] = {}
+        static = None
+        tr = self.trace
+        timed = self.timed
+        while state:
+            if s.world_info_max_recursion_steps and s.world_info_max_recursion_steps <= count:
+                if tr is not None:
+                    tr.stop(f"max recursion steps ({s.world_info_max_recursion_steps}) reached")
+                break
+            count += 1
+            buf.ensure_scanned(max(buf.current_depth(), plan.max_scan_depth))
+            if static is None or state == MIN_ACTIVATIONS:
+                static = buf.candidates(self.index.always)
+            gids = set(static)
+            gids.update(plan.constants)
+            gids.update(timed.sticky)
+            gids.update(self.forced)
+            for nid in buf.recursion_hits:
+                gids.update(self.index.needle_entries[nid])
+            pos = plan.pos
+            order = sorted((pos[g] for g in gids if g in pos))
+            if tr is not None:
+                tr.begin_pass(count, STATE_NAMES[state], buf.current_depth(), self.recursion_level)
+            now: list[CompiledEntry] = []
+            for i in order:
+                ce = plan.entries[i]
+                g = ce.gid
+                if g in activated:
+                    continue
+                if g in failed and not (c.forced_first and g in self.forced):
+                    continue
+                ok, why = gate(self, ce, state)
+                if tr is not None:
+                    tr.gate(ce, ok, why)
+                if ok:
+                    now.append(ce)
+            forced_first = c.forced_first
+            now.sort(key=lambda ce: (ce.gid not in timed.sticky,
+                                     not (forced_first and ce.gid in self.forced), pos[ce.gid]))
+            scan_tokens = meter.activated_tokens()
+            removed = filter_groups(self, now, state, self.draw)
+            if tr is not None:
+                for key, why in removed:
+                    tr.group_removed(key, why)
+            new_text = meter.new_pass()
+            for ce in now:
+                g = ce.gid
+                if meter.overflowed and c.budget_skip and not ce.ignore_budget:
+                    if tr is not None:
+                        tr.budget(ce, "skipped: the budget overflowed earlier", meter)
+                    continue
+                if not self._roll(ce):
+                    failed.add(g)
+                    continue
+                content = substitute(ce.content, self.env)
+                self.content[g] = content
+                fits = new_text.add(content, ignore=c.budget_skip and ce.ignore_budget, base=scan_tokens)
+                if not fits:
+                    meter.overflowed = True
+                    meter.overflow_entry = meter.overflow_entry or ce.key
+                    if tr is not None:
+                        tr.budget(ce, "overflow", meter, new_text)
+                    if c.budget_skip:
+                        continue
+                    break
+                if tr is not None:
+                    tr.budget(ce, "fits", meter, new_text)
+                activated[g] = ce
+                self.pass_of[g] = count
+                if isinstance(ce.group, str):
+                    self.activated_group_fields.add(ce.group)
+                if tr is not None:
+                    tr.activated(ce, count)
+            successful = [ce for ce in now if ce.gid not in failed]
+            for_rec = [ce for ce in successful if not ce.prevent_recursion]
+            nxt = 0
+            if s.world_info_recursive and not meter.overflowed and for_rec:
+                nxt = RECURSION
+            if s.world_info_recursive and not meter.overflowed and state == MIN_ACTIVATIONS \
+                    and buf.has_recursion():
+                nxt = RECURSION
+            if not nxt and not meter.overflowed and s.world_info_min_activations > 0 \
+                    and len(activated) < s.world_info_min_activations:
+                depth = buf.current_depth()
+                over = (s.world_info_min_activations_depth_max > 0
+                        and depth > s.world_info_min_activations_depth_max) or depth > buf.chat_length
+                if not over:
+                    nxt = MIN_ACTIVATIONS
+                    buf.skew += 1
+            if not nxt and levels:
+                nxt = RECURSION
+                self.recursion_level = levels.pop(0)
+            state = nxt
+            if state:
+                text = "\n".join(self.content.get(ce.gid, ce.content) for ce in for_rec)
+                if text or not c.skip_empty_recursion:
+                    buf.add_recursion(text)
+                    meter.add_activated_text(text)
+                    if tr is not None:
+                        tr.recursion_text(text, [ce.key for ce in for_rec])
+        return list(activated.values())
+
+    def _roll(self, ce: CompiledEntry) -> bool:
+        """``verifyProbability``: no roll at 100 % or for sticky entries; ``roll <= probability``."""
+        p = ce.probability
+        if not ce.use_probability or (isinstance(p, (int, float)) and not isinstance(p, bool) and p == 100):
+            return True
+        if ce.gid in self.timed.sticky:
+            return True
+        roll = self.draw() * 100
+        ok = roll <= (_js.to_number(p) if p is not None else 0.0)
+        if self.trace is not None:
+            self.trace.probability(ce, roll, p, ok)
+        return ok
+
+
+class _Quirks:
+    """The switches ``select.py`` reads, named for what they change."""
+
+    def __init__(self, compat: Compat) -> None:
+        self.triggers = compat.v118_features
+        self.forced_before_constant = compat.forced_before_constant
+        self.splice_bug = compat.splice_bug
+
+
+def scan_messages(chat: Sequence[ChatMessage], generation_type: str, include_names: bool,
+                  env: MacroEnv) -> list[str]:
+    """The chat as ``checkWorldInfo`` receives it: newest first, ``"name: mes"``, no system messages."""
+    out: list[str] = []
+    for i, m in enumerate(chat):
+        mes = m.mes if isinstance(m.mes, str) else ""
+        if i == 0:
+            mes = substitute(mes, env)
+        if m.is_system:
+            continue
+        out.append(f"{m.name}: {mes}" if include_names else mes)
+    if generation_type == "swipe" and out:
+        out.pop()
+    out.reverse()
+    return out
+
+
+def compile(books: Sequence[Lorebook], *, compat: str | Compat = "1.18",
+            tokenizer: str | TokenCounter = "cl100k", quirks: bool = True) -> Lore:
+    """Compile lorebooks once for repeated evaluation.
+
+    ``compat`` picks the SillyTavern version to reproduce (``"1.18"`` default, or ``"1.12"``);
+    ``tokenizer`` counts budget tokens (``cl100k``, ``cl100k-chat``, ``chars4``, ``words`` or an
+    object with ``count(text)``); ``quirks=False`` corrects SillyTavern's known bugs.
+    """
+    return Lore(books, compat=compat, tokenizer=tokenizer, quirks=quirks)

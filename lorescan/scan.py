@@ -1,0 +1,334 @@
+"""Key matching: one Aho-Corasick pass over each piece of scan text, then per-entry lookups.
+
+SillyTavern matches every key of every entry against a per-entry scan text
+(``"\\x01" + messages.join("\\n\\x01")`` plus injections and the recursion buffer). A plain key can
+never span the ``"\\n\\x01"`` joiner, and case folding and the ASCII whole-word rule are local, so
+matching each piece (a message, an injected prompt, a recursion text) on its own gives the same
+answers: a key is visible to an entry when it hits a message within the entry's scan depth or any
+other piece the entry sees. Regex keys, and the rare plain keys that contain ``"\\x01"``, are run
+on the exact per-entry text instead.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Sequence
+
+import ahocorasick
+
+from . import _js
+from ._jsregex import JsRegex, parse_regex_key
+from .compile import CompiledEntry
+from .macros import MacroEnv, substitute
+
+MAX_SCAN_DEPTH = 1000
+MARKER = "\x01"
+JOINER = "\n\x01"
+
+SKIP, PLAIN, EMPTY, REGEX, SLOW = range(5)
+
+
+def is_word_char(ch: str) -> bool:
+    """ASCII ``\\w`` (JavaScript regexes without the ``u`` flag)."""
+    return ch.isascii() and (ch.isalnum() or ch == "_")
+
+
+class Key:
+    """One prepared key: what kind of test it needs and, for plain keys, its needle id."""
+
+    __slots__ = ("kind", "needle", "text", "regex", "raw", "cs", "ww")
+
+    def __init__(self, kind: int, raw: str, text: str = "", needle: int = -1,
+                 regex: JsRegex | None = None, cs: bool = False, ww: bool = False) -> None:
+        self.kind = kind
+        self.raw = raw
+        self.text = text
+        self.needle = needle
+        self.regex = regex
+        self.cs = cs
+        self.ww = ww
+
+
+def _escape_for_word_regex(needle: str) -> str:
+    return re.sub(r"[/\-\\^$*+?.()|\[\]{}]", lambda m: "\\" + m.group(0), needle)
+
+
+def match_key_text(haystack: str, needle: str, case_sensitive: bool, whole_words: bool) -> bool:
+    """SillyTavern's ``matchKeys`` on a full scan text (the slow reference path)."""
+    rx = parse_regex_key(needle)
+    if rx is not None:
+        return rx.test(haystack)
+    if not case_sensitive:
+        haystack = _js.lower(haystack)
+        needle = _js.lower(needle)
+    if whole_words:
+        if len(_js.split_ws(needle)) > 1:
+            return needle in haystack
+        pattern = r"(?:^|[^A-Za-z0-9_])(" + _escape_for_word_regex(needle) + r")(?:$|[^A-Za-z0-9_])"
+        return re.search(pattern.replace("$|", r"\Z|"), haystack) is not None
+    return needle in haystack
+
+
+class KeyIndex:
+    """Every key of every entry, macro-substituted and prepared, with the automata that find them.
+
+    Built per (entries, macro values, global case and whole-word settings) and cached by
+    :class:`lorescan.engine.Lore`.
+    """
+
+    def __init__(self, entries: Sequence[CompiledEntry], env: MacroEnv, case_sensitive: bool,
+                 whole_words: bool) -> None:
+        self.env = env
+        self.needle_ids: dict[tuple[str, bool, bool], int] = {}
+        self.needle_word: list[bool] = []
+        self.needle_cs: list[bool] = []
+        self.needle_entries: list[list[int]] = []
+        self.primary: dict[int, list[Key]] = {}
+        self.secondary: dict[int, list[Key]] = {}
+        self.always: list[int] = []
+        self._subst_cache: dict[str, str] = {}
+        for ce in entries:
+            cs = _js.truthy(_js.nullish(ce.case_sensitive, case_sensitive))
+            ww = _js.truthy(_js.nullish(ce.match_whole_words, whole_words))
+            keys = ce.keys if isinstance(ce.keys, list) else []
+            prim = [self._prepare(k, cs, ww, ce.gid, True) for k in keys]
+            self.primary[ce.gid] = prim
+            if any(k.kind in (EMPTY, REGEX, SLOW) for k in prim):
+                self.always.append(ce.gid)
+            sec = ce.keys_secondary if isinstance(ce.keys_secondary, list) else []
+            if sec:
+                self.secondary[ce.gid] = [self._prepare(k, cs, ww, ce.gid, False) for k in sec]
+        self._ci = self._automaton(False)
+        self._cs = self._automaton(True)
+        self._hits_cache: dict[str, frozenset[int]] = {}
+
+    def _prepare(self, raw: str, cs: bool, ww: bool, gid: int, primary: bool) -> Key:
+        sub = self._subst_cache.get(raw)
+        if sub is None:
+            sub = substitute(raw, self.env) if isinstance(raw, str) else ""
+            self._subst_cache[raw] = sub
+        if not sub:
+            return Key(SKIP, raw)
+        text = _js.trim(sub)
+        rx = parse_regex_key(text)
+        if rx is not None:
+            return Key(REGEX, raw, text, regex=rx)
+        needle = text if cs else _js.lower(text)
+        if needle == "":
+            return Key(EMPTY, raw, text)
+        if MARKER in needle:
+            return Key(SLOW, raw, text, cs=cs, ww=ww)
+        word = ww and len(_js.split_ws(needle)) == 1
+        ident = (needle, cs, word)
+        nid = self.needle_ids.get(ident)
+        if nid is None:
+            nid = len(self.needle_word)
+            self.needle_ids[ident] = nid
+            self.needle_word.append(word)
+            self.needle_cs.append(cs)
+            self.needle_entries.append([])
+        if primary:
+            lst = self.needle_entries[nid]
+            if not lst or lst[-1] != gid:
+                lst.append(gid)
+        return Key(PLAIN, raw, needle, needle=nid)
+
+    def _automaton(self, cs: bool) -> ahocorasick.Automaton | None:
+        auto = ahocorasick.Automaton()
+        groups: dict[str, list[tuple[int, bool]]] = {}
+        for (needle, ncs, word), nid in self.needle_ids.items():
+            if ncs == cs:
+                groups.setdefault(needle, []).append((nid, word))
+        if not groups:
+            return None
+        for needle, ids in groups.items():
+            auto.add_word(needle, (len(needle), tuple(ids)))
+        auto.make_automaton()
+        return auto
+
+    def hits(self, text: str) -> frozenset[int]:
+        """Needle ids found in one piece of scan text (memoised: messages recur across generations)."""
+        cached = self._hits_cache.get(text)
+        if cached is not None:
+            return cached
+        found: set[int] = set()
+        if text:
+            if self._cs is not None:
+                self._collect(self._cs, text, found)
+            if self._ci is not None:
+                self._collect(self._ci, _js.lower(text), found)
+        result = frozenset(found)
+        if len(self._hits_cache) > 50000:
+            self._hits_cache.clear()
+        self._hits_cache[text] = result
+        return result
+
+    def _collect(self, auto: ahocorasick.Automaton, text: str, found: set[int]) -> None:
+        n = len(text)
+        for end, (length, ids) in auto.iter(text):
+            for nid, word in ids:
+                if nid in found:
+                    continue
+                if word:
+                    start = end - length + 1
+                    if start > 0 and is_word_char(text[start - 1]):
+                        continue
+                    if end + 1 < n and is_word_char(text[end + 1]):
+                        continue
+                found.add(nid)
+
+    def find_spans(self, text: str, key: Key) -> tuple[int, int] | None:
+        """Where a plain key first matches in ``text`` (for explanations; positions in ``text``)."""
+        hay = text if self.needle_cs[key.needle] else _js.lower(text)
+        start = hay.find(key.text)
+        while start != -1:
+            end = start + len(key.text)
+            if not self.needle_word[key.needle] or (
+                (start == 0 or not is_word_char(hay[start - 1]))
+                and (end >= len(hay) or not is_word_char(hay[end]))
+            ):
+                return start, end
+            start = hay.find(key.text, start + 1)
+        return None
+
+
+class ScanBuffer:
+    """The scan text of one evaluation: messages (newest first), injections, card fields, recursion.
+
+    It answers "does this key match for this entry in this pass" from per-piece hit sets, and builds
+    the exact text SillyTavern would scan only when a regex key or an explanation needs it.
+    """
+
+    def __init__(self, messages: Sequence[str], injections: Sequence[str],
+                 fields: dict[str, str], index: KeyIndex, global_depth: int,
+                 skip_empty_recursion: bool) -> None:
+        self.index = index
+        self.global_depth = global_depth
+        self.chat_length = len(messages)
+        buf: list[str | None] = []
+        last = -1
+        for i, m in enumerate(messages[:MAX_SCAN_DEPTH]):
+            if m:
+                buf.append(_js.trim(m))
+                last = i
+            else:
+                buf.append(None)
+        self.depth_buffer = buf[: last + 1]
+        self.injections = list(injections)
+        self.fields = fields
+        self.recursion: list[str] = []
+        self.skew = 0
+        self.skip_empty_recursion = skip_empty_recursion
+        self._scanned = 0
+        self.first_hit: dict[int, int] = {}
+        self.inject_hits: frozenset[int] = frozenset().union(*(index.hits(t) for t in self.injections)) \
+            if self.injections else frozenset()
+        self.field_hits = {name: index.hits(text) for name, text in fields.items() if text}
+        self.recursion_hits: set[int] = set()
+        self._text_cache: dict[tuple, str] = {}
+
+    # -- depth and message hits -------------------------------------------------------------
+    def current_depth(self) -> int:
+        return self.global_depth + self.skew
+
+    def entry_depth(self, ce: CompiledEntry) -> float:
+        sd = ce.scan_depth
+        if sd is None:
+            return self.current_depth()
+        return _js.to_number(sd)
+
+    def ensure_scanned(self, depth: float) -> None:
+        upto = min(len(self.depth_buffer), MAX_SCAN_DEPTH, int(depth) if depth == depth else 0)
+        hits = self.index.hits
+        first = self.first_hit
+        for i in range(self._scanned, upto):
+            text = self.depth_buffer[i]
+            if text:
+                for nid in hits(text):
+                    if nid not in first:
+                        first[nid] = i
+        if upto > self._scanned:
+            self._scanned = upto
+
+    def add_recursion(self, text: str) -> None:
+        """Append one pass's recursion text (an empty one too, as 1.12 does, unless told not to)."""
+        if self.skip_empty_recursion and not text:
+            return
+        self.recursion.append(text)
+        self.recursion_hits |= self.index.hits(text)
+        self._text_cache.clear()
+
+    def has_recursion(self) -> bool:
+        return bool(self.recursion)
+
+    # -- matching ---------------------------------------------------------------------------
+    def visible(self, nid: int, depth: float, with_recursion: bool, fields: tuple[str, ...]) -> bool:
+        """Whether plain needle ``nid`` occurs in the scan text of an entry with ``depth``/``fields``."""
+        if not depth > 0:
+            return depth != depth and self._visible_beyond_messages(nid, with_recursion, fields)
+        if self.first_hit.get(nid, MAX_SCAN_DEPTH + 1) < min(depth, MAX_SCAN_DEPTH) // 1:
+            return True
+        return self._visible_beyond_messages(nid, with_recursion, fields)
+
+    def _visible_beyond_messages(self, nid: int, with_recursion: bool, fields: tuple[str, ...]) -> bool:
+        if nid in self.inject_hits:
+            return True
+        if with_recursion and nid in self.recursion_hits:
+            return True
+        for f in fields:
+            hs = self.field_hits.get(f)
+            if hs is not None and nid in hs:
+                return True
+        return False
+
+    def text(self, depth: float, with_recursion: bool, fields: tuple[str, ...]) -> str:
+        """The exact text SillyTavern's ``WorldInfoBuffer.get`` builds for an entry."""
+        ck = (depth, with_recursion, fields, len(self.recursion))
+        got = self._text_cache.get(ck)
+        if got is not None:
+            return got
+        if depth <= 0:
+            result = ""
+        else:
+            d = int(min(depth, MAX_SCAN_DEPTH)) if depth == depth else 0
+            parts = [t if t is not None else "" for t in self.depth_buffer[:d]]
+            result = MARKER + JOINER.join(parts)
+            for f in fields:
+                value = self.fields.get(f)
+                if value:
+                    result += JOINER + value
+            if self.injections:
+                result += JOINER + JOINER.join(self.injections)
+            if with_recursion and self.recursion:
+                result += JOINER + JOINER.join(self.recursion)
+        self._text_cache[ck] = result
+        return result
+
+    def key_matches(self, key: Key, ce: CompiledEntry, depth: float, with_recursion: bool) -> bool:
+        kind = key.kind
+        if kind == PLAIN:
+            return self.visible(key.needle, depth, with_recursion, ce.match_fields)
+        if kind == SKIP:
+            return False
+        if kind == EMPTY:
+            return True
+        hay = self.text(depth, with_recursion, ce.match_fields)
+        if kind == REGEX:
+            assert key.regex is not None
+            return key.regex.test(hay)
+        return match_key_text(hay, key.text, key.cs, key.ww)
+
+    def candidates(self, gids: Iterable[int]) -> set[int]:
+        """Entries with a primary needle that occurs anywhere in the scanned pieces."""
+        found: set[int] = set(gids)
+        ne = self.index.needle_entries
+        for nid in self.first_hit:
+            found.update(ne[nid])
+        for nid in self.inject_hits:
+            found.update(ne[nid])
+        for nid in self.recursion_hits:
+            found.update(ne[nid])
+        for hs in self.field_hits.values():
+            for nid in hs:
+                found.update(ne[nid])
+        return found

@@ -1,0 +1,233 @@
+"""One recursion pass: which entries are candidates, then inclusion groups and probability.
+
+The gate order, the candidate order and the random draws follow SillyTavern's ``checkWorldInfo``
+exactly, so a seeded replay makes the same draws as SillyTavern would.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Sequence
+
+from . import _js
+from .compile import CompiledEntry
+from .model import SelectiveLogic
+from .scan import EMPTY, PLAIN, REGEX, SKIP, ScanBuffer, match_key_text
+
+if TYPE_CHECKING:
+    from .engine import _Evaluation
+
+INITIAL, RECURSION, MIN_ACTIVATIONS = 1, 2, 3
+STATE_NAMES = {INITIAL: "initial", RECURSION: "recursion", MIN_ACTIVATIONS: "min_activations"}
+
+
+def gate(ev: "_Evaluation", ce: CompiledEntry, state: int) -> tuple[bool, str]:
+    """Run one entry through the per-entry checks of a pass: (is a candidate, why)."""
+    q = ev.quirks
+    if ce.disable:
+        return False, "disabled"
+    if q.triggers and ce.triggers and ev.trigger not in ce.triggers:
+        return False, f"generation type {ev.trigger!r} is not in triggers {ce.triggers}"
+    if ce.char_names:
+        included = ev.char_file is not None and ev.char_file in ce.char_names
+        if included if ce.char_exclude else not included:
+            return False, "filtered out by character name"
+    if ce.char_tags and ev.char_tags is not None:
+        hit = any(t in ce.char_tags for t in ev.char_tags)
+        if hit if ce.char_exclude else not hit:
+            return False, "filtered out by character tag"
+    gid = ce.gid
+    timed = ev.timed
+    sticky = gid in timed.sticky
+    if gid in timed.delay:
+        return False, "suppressed by delay"
+    if gid in timed.cooldown and not sticky:
+        return False, "suppressed by cooldown"
+    if not sticky and ce.delay_until_recursion:
+        if state != RECURSION:
+            return False, "delayed until recursion"
+        if ce.dur_level > ev.recursion_level:
+            return False, f"delayed until recursion level {_js.js_string(ce.dur_level)}"
+    if state == RECURSION and ev.settings.world_info_recursive and ce.exclude_recursion and not sticky:
+        return False, "excluded from recursion"
+    if "@@activate" in ce.decorators:
+        return True, "@@activate decorator"
+    if "@@dont_activate" in ce.decorators:
+        return False, "@@dont_activate decorator"
+    forced = gid in ev.forced
+    if forced and q.forced_before_constant:
+        return True, "forced (external activation)"
+    if ce.constant:
+        return True, "constant"
+    if forced:
+        return True, "forced (external activation)"
+    if sticky:
+        return True, "sticky"
+    if not isinstance(ce.keys, list) or not ce.keys:
+        return False, "no keys"
+    return match_entry(ev.buffer, ev.keys_for(ce), ev.secondary_for(ce), ce, state)
+
+
+def match_entry(buffer: ScanBuffer, primary: Sequence, secondary: Sequence, ce: CompiledEntry,
+                state: int) -> tuple[bool, str]:
+    """Primary keys, then the secondary keys under the entry's selective logic."""
+    depth = buffer.entry_depth(ce)
+    with_rec = state != MIN_ACTIVATIONS
+    hit = None
+    for key in primary:
+        if buffer.key_matches(key, ce, depth, with_rec):
+            hit = key
+            break
+    if hit is None:
+        return False, "no primary key matched"
+    if not (ce.selective and secondary):
+        return True, f"primary key {hit.raw!r} matched"
+    logic = _js.nullish(ce.selective_logic, 0)
+    any_match, all_match = False, True
+    for key in secondary:
+        m = buffer.key_matches(key, ce, depth, with_rec)
+        any_match = any_match or m
+        all_match = all_match and m
+        if _strict_eq(logic, SelectiveLogic.AND_ANY) and m:
+            return True, f"primary key {hit.raw!r} and secondary key {key.raw!r} matched (AND ANY)"
+        if _strict_eq(logic, SelectiveLogic.NOT_ALL) and not m:
+            return True, f"primary key {hit.raw!r} matched, secondary key {key.raw!r} did not (NOT ALL)"
+    if _strict_eq(logic, SelectiveLogic.NOT_ANY) and not any_match:
+        return True, f"primary key {hit.raw!r} matched, no secondary key did (NOT ANY)"
+    if _strict_eq(logic, SelectiveLogic.AND_ALL) and all_match:
+        return True, f"primary key {hit.raw!r} and every secondary key matched (AND ALL)"
+    return False, f"primary key {hit.raw!r} matched but the secondary keys failed (logic {logic!r})"
+
+
+def _strict_eq(value: object, number: int) -> bool:
+    """``value === number`` for a JSON value (a string or a boolean never equals a number)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == number
+
+
+class _Candidates:
+    """``newEntries``: a list with JavaScript ``splice(indexOf(e), 1)`` removal (bug included)."""
+
+    def __init__(self, items: list[CompiledEntry], splice_bug: bool) -> None:
+        self.items = items
+        self.splice_bug = splice_bug
+
+    def remove(self, ce: CompiledEntry) -> None:
+        for i, other in enumerate(self.items):
+            if other is ce:
+                del self.items[i]
+                return
+        if self.splice_bug and self.items:
+            del self.items[-1]
+
+
+def filter_groups(ev: "_Evaluation", new: list[CompiledEntry], state: int,
+                  draw: Callable[[], float]) -> list[tuple[str, str]]:
+    """``filterByInclusionGroups``: at most one winner per group; returns (entry key, why) removals."""
+    removed: list[tuple[str, str]] = []
+    groups: dict[str, list[CompiledEntry]] = {}
+    for ce in new:
+        for name in ce.group_names:
+            groups.setdefault(name, []).append(ce)
+    if not groups:
+        return removed
+    order = [list(groups)[i] for i in _js.object_key_order(list(groups))]
+    cands = _Candidates(new, ev.quirks.splice_bug)
+    timed = ev.timed
+
+    def remove(ce: CompiledEntry, why: str) -> None:
+        before = list(cands.items)
+        cands.remove(ce)
+        gone = [x for x in before if not any(x is y for y in cands.items)]
+        for x in gone:
+            removed.append((x.key, why if x is ce else f"removed in place of {ce.key} ({why}; SillyTavern's splice quirk)"))
+
+    has_sticky: dict[str, bool] = {}
+    for name in order:
+        group = groups[name]
+        stickies = [x for x in group if x.gid in timed.sticky]
+        has_sticky[name] = bool(stickies)
+        if stickies:
+            for x in group:
+                if not any(x is s for s in stickies):
+                    remove(x, f"lost group {name!r} to a sticky member")
+        for x in [x for x in group if x.gid in timed.cooldown]:
+            remove(x, f"on cooldown in group {name!r}")
+        for x in [x for x in group if x.gid in timed.delay]:
+            remove(x, f"delayed in group {name!r}")
+
+    use_scoring = ev.settings.world_info_use_group_scoring
+    for name in order:
+        group = groups[name]
+        if not use_scoring and not any(_js.truthy(x.use_group_scoring) for x in group):
+            continue
+        if has_sticky[name]:
+            continue
+        scores = [score(ev, x, state) for x in group]
+        best = max(scores) if scores else float("-inf")
+        i = 0
+        while i < len(group):
+            if _js.truthy(_js.nullish(group[i].use_group_scoring, use_scoring)) and scores[i] < best:
+                remove(group[i], f"scored {scores[i]} < {best} in group {name!r}")
+                del group[i]
+                del scores[i]
+                continue
+            i += 1
+
+    activated_groups = ev.activated_group_fields
+    for name in order:
+        group = groups[name]
+        if has_sticky[name]:
+            continue
+        if name in activated_groups:
+            for x in group:
+                remove(x, f"group {name!r} already has an activated entry")
+            continue
+        if len(group) <= 1:
+            continue
+        prios = [x for x in group if x.group_override]
+        if prios:
+            winner = sorted(prios, key=lambda x: -x.order_num)[0]
+            for x in group:
+                if x is not winner:
+                    remove(x, f"lost group {name!r} to {winner.key} (override, higher order)")
+            continue
+        weights = [_js.to_number(x.group_weight) for x in group]
+        total = sum(weights)
+        roll = draw() * total
+        ev.note_roll(f"group {name!r}", roll, total)
+        acc = 0.0
+        winner = None
+        for x, w in zip(group, weights):
+            acc += w
+            if roll <= acc:
+                winner = x
+                break
+        if winner is None:
+            continue
+        for x in group:
+            if x is not winner:
+                remove(x, f"lost group {name!r} to {winner.key} (roll {roll:.2f} of {total:g})")
+    return removed
+
+
+def score(ev: "_Evaluation", ce: CompiledEntry, state: int) -> int:
+    """``getScore``: how many raw (unsubstituted, untrimmed) keys match the entry's scan text."""
+    buf = ev.buffer
+    hay = buf.text(buf.entry_depth(ce), state != MIN_ACTIVATIONS, ce.match_fields if ev.quirks.triggers else ())
+    cs = _js.truthy(_js.nullish(ce.case_sensitive, ev.settings.world_info_case_sensitive))
+    ww = _js.truthy(_js.nullish(ce.match_whole_words, ev.settings.world_info_match_whole_words))
+    keys = ce.keys if isinstance(ce.keys, list) else []
+    sec = ce.keys_secondary if isinstance(ce.keys_secondary, list) else []
+    primary = sum(1 for k in keys if isinstance(k, str) and match_key_text(hay, k, cs, ww))
+    secondary = sum(1 for k in sec if isinstance(k, str) and match_key_text(hay, k, cs, ww))
+    if not keys:
+        return 0
+    if sec:
+        if _strict_eq(ce.selective_logic, SelectiveLogic.AND_ANY):
+            return primary + secondary
+        if _strict_eq(ce.selective_logic, SelectiveLogic.AND_ALL):
+            return primary + secondary if secondary == len(sec) else primary
+    return primary
+
+
+__all__ = ["gate", "match_entry", "filter_groups", "score", "INITIAL", "RECURSION", "MIN_ACTIVATIONS",
+           "PLAIN", "REGEX", "EMPTY", "SKIP"]

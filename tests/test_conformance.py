@@ -1,0 +1,75 @@
+"""Every conformance scenario, run and compared field by field with SillyTavern's own result."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lorescan import run_scenario
+
+from .conftest import CONFORMANCE, SHARED
+
+FILES = sorted(CONFORMANCE.glob("st-*/*.json"))
+
+
+def _id(path: Path) -> str:
+    return f"{path.parent.name}/{path.stem}"
+
+
+def _diff(got: object, want: object, where: str = "") -> str:
+    if isinstance(got, dict) and isinstance(want, dict):
+        for k in sorted(set(got) | set(want)):
+            if got.get(k, "<missing>") != want.get(k, "<missing>"):
+                return _diff(got.get(k, "<missing>"), want.get(k, "<missing>"), f"{where}.{k}")
+    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
+        for i, (g, w) in enumerate(zip(got, want)):
+            if g != w:
+                return _diff(g, w, f"{where}[{i}]")
+    return f"{where or 'result'}: got {got!r}, expected {want!r}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=_id)
+def test_scenario(path: Path) -> None:
+    scenario = json.loads(path.read_text(encoding="utf-8"))
+    result = run_scenario(scenario)
+    assert result == scenario["expected"], _diff(result, scenario["expected"])
+
+
+def test_every_version_folder_is_present() -> None:
+    assert len(list((CONFORMANCE / "st-1.12").glob("*.json"))) >= 530
+    assert len(list((CONFORMANCE / "st-1.18").glob("*.json"))) >= 844
+
+
+def test_copies_match_shared() -> None:
+    shared = SHARED / "conformance"
+    if not shared.is_dir():
+        pytest.skip("../shared is not present")
+    for folder in shared.glob("st-*"):
+        ours = {p.name for p in (CONFORMANCE / folder.name).glob("*.json")}
+        theirs = {p.name for p in folder.glob("*.json")}
+        assert theirs <= ours, f"copy these into tests/conformance/{folder.name}: {sorted(theirs - ours)[:5]}"
+
+
+def _strip_outlets(result: dict) -> dict:
+    if "turns" in result:
+        return {"turns": [_strip_outlets(t) for t in result["turns"]]}
+    return {k: v for k, v in result.items() if k != "outlets"}
+
+
+def test_118_scenarios_differ_from_112_exactly_where_tagged() -> None:
+    """Run the shared scenarios under 1.12: only the ones tagged changed_since_1.12 may differ."""
+    changed, unexpected = [], []
+    for path in sorted((CONFORMANCE / "st-1.18").glob("*.json")):
+        sc = json.loads(path.read_text(encoding="utf-8"))
+        if sc["name"].startswith(("gen18-", "hand-new-")):
+            continue
+        differs = _strip_outlets(run_scenario(sc, version="1.12")) != _strip_outlets(sc["expected"])
+        tagged = "changed_since_1.12" in sc.get("tags", [])
+        if differs != tagged:
+            unexpected.append(sc["name"])
+        if differs:
+            changed.append(sc["name"])
+    assert unexpected == []
+    assert len(changed) == 9
