@@ -1,0 +1,87 @@
+"""Replay a chat as it was written: one evaluation before each character message.
+
+Each generation sees every message before the one being generated, and the timed-effect state
+(sticky, cooldown) carries from one generation to the next, as it would have in SillyTavern.
+The first message is the greeting, which nothing generated, so it gets no evaluation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Sequence
+
+from .engine import Lore, RandomSource
+from .model import ActivationResult, Character, ChatMessage, Settings, TimedState
+
+
+@dataclass
+class Generation:
+    """One replayed generation: which message it produced and what the engine gave for it."""
+
+    index: int
+    """Index (0-based, oldest first) of the message this generation produced."""
+    result: ActivationResult
+    new: list[str] = field(default_factory=list)
+    """Entry keys activated now but not in the previous generation."""
+    gone: list[str] = field(default_factory=list)
+    """Entry keys activated in the previous generation but not now."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The conformance-shaped result plus the budget and what changed, for ``--json`` output."""
+        r = self.result
+        return {
+            "generation": self.index,
+            "activated": r.activated_keys(),
+            "before": r.before,
+            "after": r.after,
+            "an_top": r.an_top,
+            "an_bottom": r.an_bottom,
+            "em": [e.model_dump() for e in r.em],
+            "depth": [g.model_dump() for g in r.depth],
+            "outlets": r.outlets,
+            "timed": r.timed.to_json(),
+            "rolls": r.rolls,
+            "budget": {"limit": r.budget, "used": r.budget_used, "overflowed": r.overflowed},
+            "new": self.new,
+            "gone": self.gone,
+        }
+
+
+def generation_points(messages: Sequence[ChatMessage]) -> list[int]:
+    """Indexes of the messages a replay evaluates before: every character message after the first."""
+    return [i for i, m in enumerate(messages) if i > 0 and not m.is_user and not m.is_system]
+
+
+def replay(
+    lore: Lore,
+    messages: Sequence[ChatMessage],
+    *,
+    settings: Settings | None = None,
+    user_name: str = "User",
+    char_name: str = "Character",
+    character: Character | None = None,
+    timed: TimedState | None = None,
+    rng: RandomSource | None = None,
+    trace: bool = False,
+    points: Sequence[int] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Iterator[Generation]:
+    """Yield one :class:`Generation` per character message, oldest first."""
+    settings = settings or Settings()
+    state = timed or TimedState()
+    previous: list[str] = []
+    todo = list(points) if points is not None else generation_points(messages)
+    for n, index in enumerate(todo):
+        result = lore.activate(
+            messages[:index], settings=settings, user_name=user_name, char_name=char_name,
+            character=character, timed=state, rng=rng, trace=trace,
+        )
+        keys = result.activated_keys()
+        gen = Generation(index=index, result=result,
+                         new=[k for k in keys if k not in previous],
+                         gone=[k for k in previous if k not in keys])
+        previous = keys
+        state = result.timed
+        if progress is not None:
+            progress(n + 1, len(todo))
+        yield gen

@@ -1,0 +1,75 @@
+"""The public API: exported names are pinned, and the documented flow works end to end."""
+
+from __future__ import annotations
+
+import random
+
+import lorescan
+from lorescan import ChatMessage, Lorebook, Settings
+
+EXPORTED = [
+    "Activation", "ActivationResult", "Character", "CharacterFilter", "ChatMessage", "Compat",
+    "DepthGroup", "DepthPrompt", "Entry", "ExampleEntry", "ForcedActivation", "FormatError", "Lore",
+    "Lorebook", "LorescanError", "Position", "RandomSource", "Role", "ScenarioError",
+    "SelectiveLogic", "Settings", "TimedEffect", "TimedState", "TokenCounter", "__version__",
+    "activate", "compat_for", "compile", "get_counter", "load", "run_scenario",
+]
+
+
+def test_exported_names_are_pinned() -> None:
+    assert sorted(lorescan.__all__) == sorted(EXPORTED)
+    for name in EXPORTED:
+        assert hasattr(lorescan, name), name
+
+
+def test_core_imports_without_cli_dependencies() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['rich'] = None; import lorescan, lorescan.engine; "
+            "print(sorted(m for m in sys.modules if m.startswith(('rich', 'argparse'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_compile_once_activate_many_and_carry_timed_state() -> None:
+    book = Lorebook.from_entries("world", [
+        {"uid": 0, "key": ["dragon"], "content": "Dragons breathe fire.", "sticky": 3},
+        {"uid": 1, "constant": True, "content": "{{char}} guards {{user}}.", "position": 1},
+    ])
+    lore = lorescan.compile([book], tokenizer="chars4")
+    chat = [ChatMessage(name="Bob", is_user=True, mes="Tell me about the dragon.")]
+    first = lorescan.activate(lore, chat=chat, user_name="Bob", char_name="Alice", rng=random.Random(1))
+    assert first.activated_keys() == ["world.0", "world.1"]
+    assert first.before == "Dragons breathe fire." and first.after == "Alice guards Bob."
+    assert first.timed.to_json() == {"sticky": {"world.0": {"start": 1, "end": 4, "protected": False}},
+                                     "cooldown": {}}
+    chat += [ChatMessage(name="Alice", mes="..."), ChatMessage(name="Bob", is_user=True, mes="and then?")]
+    second = lore.activate(chat, user_name="Bob", char_name="Alice", timed=first.timed)
+    assert second.activated_keys() == ["world.0", "world.1"]       # sticky keeps entry 0 in
+    third = lore.activate(chat + [ChatMessage(name="Alice", mes="x"), ChatMessage(name="Bob", mes="y")],
+                          user_name="Bob", char_name="Alice", timed=second.timed)
+    assert third.activated_keys() == ["world.1"]
+
+
+def test_default_tokenizer_is_cl100k_and_budget_counts_real_tokens() -> None:
+    book = Lorebook.from_entries("w", [{"uid": 0, "constant": True, "content": "word " * 30}])
+    lore = lorescan.compile([book])
+    assert lore.counter.name == "cl100k"
+    r = lore.activate([], settings=Settings(max_context=100))     # budget 25 tokens < 31
+    assert r.activated_keys() == [] and r.overflowed and r.budget == 25
+    r = lore.activate([], settings=Settings(max_context=200))     # budget 50 tokens
+    assert r.activated_keys() == ["w.0"] and r.budget_used == 31
+
+
+def test_trace_explains_each_gate() -> None:
+    book = Lorebook.from_entries("w", [
+        {"uid": 0, "key": ["elf"], "content": "Elves."},
+        {"uid": 1, "key": ["orc"], "content": "Orcs.", "disable": True},
+    ])
+    lore = lorescan.compile([book], tokenizer="words")
+    r = lore.activate([ChatMessage(name="U", mes="an elf and an orc")], trace=True)
+    events = {(ev["event"], ev.get("entry")): ev for ev in r.trace}
+    assert events[("candidate", "w.0")]["why"] == "primary key 'elf' matched"
+    assert events[("skipped", "w.1")]["why"] == "disabled"
+    assert lore.activate([ChatMessage(name="U", mes="elf")]).trace is None

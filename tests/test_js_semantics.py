@@ -1,0 +1,76 @@
+"""JavaScript value semantics the engine relies on, and macros and token counters."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from lorescan import _js
+from lorescan.compile import parse_decorators
+from lorescan.macros import MacroEnv, substitute
+from lorescan.tokens import Chars4, Words, get_counter
+
+
+@pytest.mark.parametrize("value,expected", [
+    (0, False), (0.0, False), ("", False), (None, False), (math.nan, False), (False, False),
+    (1, True), ("0", True), ("false", True), ([], True), ({}, True), (-1, True),
+])
+def test_truthy(value, expected) -> None:
+    assert _js.truthy(value) is expected
+
+
+@pytest.mark.parametrize("value,expected", [(True, True), (1, True), ("1", True), (" 1 ", True),
+                                            ("true", False), (2, False), (0, False), (None, False)])
+def test_loose_equals_true(value, expected) -> None:
+    assert _js.loose_eq_true(value) is expected
+
+
+def test_math_round_and_trim_and_split() -> None:
+    assert [_js.js_round(x) for x in (2.5, 3.5, -2.5, 12.5, 0.49)] == [3, 4, -2, 13, 0]
+    assert _js.trim("\ufeff\u00a0 a b \u2029") == "a b"
+    assert _js.trim("\x1c x \x85") == "\x1c x \x85"          # Python's strip would remove these
+    assert _js.split_ws("a  b\u3000c") == ["a", "b", "c"]
+    assert _js.split_ws(" a") == ["", "a"]
+
+
+def test_object_key_order() -> None:
+    keys = ["10", "b", "2", "01", "a", "-1", "0"]
+    assert [keys[i] for i in _js.object_key_order(keys)] == ["0", "2", "10", "b", "01", "a", "-1"]
+
+
+def test_to_number_and_strings() -> None:
+    assert _js.to_number("50") == 50 and _js.to_number(None) == 0 and _js.to_number(True) == 1
+    assert math.isnan(_js.to_number("abc")) and _js.to_number("") == 0 and _js.to_number("0x10") == 16
+    assert _js.js_string(3.0) == "3" and _js.js_string(None) == "undefined" and _js.js_string("u") == "u"
+    assert _js.utf16_len("a🐉") == 3
+
+
+def test_macros() -> None:
+    env = MacroEnv(user="Bob", char="Alice")
+    assert substitute("{{char}} meets {{USER}}; <BOT> and <user> and <CHAR>", env) == \
+        "Alice meets Bob; Alice and Bob and Alice"
+    assert substitute("a{{newline}}b{{noop}}{{// note }}c", env) == "a\nbc"
+    assert substitute("x\n{{trim}}\ny", env) == "xy"
+    assert substitute("{{unknown}} {{random::a}}", env) == "{{unknown}} {{random::a}}"
+    assert substitute("", env) == "" and substitute(None, env) == ""
+    assert substitute("{{charIfNotGroup}}", env) == "Alice"
+
+
+def test_decorators() -> None:
+    assert parse_decorators("@@activate\nHello") == (["@@activate"], "Hello")
+    assert parse_decorators("@@activate") == (["@@activate"], "@@activate")
+    assert parse_decorators("@@unknown\n@@@activate\nHi") == (["@@activate"], "Hi")
+    assert parse_decorators("@@@activate\nHi") == ([], "Hi")
+    assert parse_decorators("@@activate_now\nx") == (["@@activate_now"], "x")
+    assert parse_decorators("plain @@activate") == ([], "plain @@activate")
+
+
+def test_token_counters() -> None:
+    assert Chars4().count("") == 0 and Chars4().count("abcde") == 2 and Chars4().count("🐉") == 1
+    assert Words().count("a  b\tc\nd ") == 4 and Words().count("") == 0
+    cl = get_counter("cl100k")
+    assert cl.count("hello world") == 2 and cl.count("") == 0
+    assert get_counter("cl100k-chat").count("hello world") == 8
+    with pytest.raises(Exception, match="unknown tokenizer"):
+        get_counter("gpt9")
