@@ -45,7 +45,7 @@ class Compat:
     dry_run_delay: bool = True
     budget_skip: bool = True            # overflow skips and continues for ignoreBudget entries
     skip_empty_recursion: bool = True
-    splice_bug: bool = True             # quirk: removing an absent group member removes the last one
+    quirks: bool = True                 # reproduce SillyTavern's known bugs (README: "Quirks")
 
 
 def compat_for(version: str = "1.18", quirks: bool = True) -> Compat:
@@ -64,7 +64,7 @@ def compat_for(version: str = "1.18", quirks: bool = True) -> Compat:
         from .errors import LorescanError
 
         raise LorescanError(f"unsupported SillyTavern version {version!r} (use 1.12 or 1.18)", field="compat")
-    return replace(c, splice_bug=quirks)
+    return replace(c, quirks=quirks)
 
 
 class _Plan:
@@ -76,11 +76,22 @@ class _Plan:
         self.constants = [ce.gid for ce in entries if ce.constant or "@@activate" in ce.decorators]
         levels = {ce.dur_level for ce in entries if ce.delay_until_recursion}
         self.levels = sorted(levels)
+        self.delayed = [ce for ce in entries if _js.truthy(ce.delay)]
+        self._by_key: dict[str, CompiledEntry] | None = None
         self.max_scan_depth = max(
             (_js.to_number(ce.scan_depth) for ce in entries
              if ce.scan_depth is not None and _js.to_number(ce.scan_depth) == _js.to_number(ce.scan_depth)),
             default=0,
         )
+
+
+    def by_key(self) -> dict[str, CompiledEntry]:
+        """Entries by ``"<book>.<uid>"`` (the first one in scan order wins), built on first use."""
+        if self._by_key is None:
+            self._by_key = {}
+            for ce in self.entries:
+                self._by_key.setdefault(ce.key, ce)
+        return self._by_key
 
 
 def _desc(entries: list[CompiledEntry]) -> list[CompiledEntry]:
@@ -227,6 +238,7 @@ class _Evaluation:
         self.char_tags = list(character.tags or []) if character is not None else None
         self.recursion_level = 0.0
         self.activated_group_fields: set[str] = set()
+        self.activated_group_names: set[str] = set()
 
     # helpers used by select.py
     def keys_for(self, ce: CompiledEntry) -> list:
@@ -286,10 +298,14 @@ class _Evaluation:
         self.index = self.lore._index(base_env, s)
         self.buffer = ScanBuffer(messages, injections, fields, self.index, s.world_info_depth,
                                  c.skip_empty_recursion)
-        by_key = {ce.key: ce for ce in reversed(plan.entries)}
-        self.forced = {by_key[f"{f.world}.{_js.js_string(f.uid)}"].gid for f in self.forced_refs
-                       if f"{f.world}.{_js.js_string(f.uid)}" in by_key}
-        self.timed = TimedEffects(self.timed_in, plan.entries, len(messages))
+        self.forced = set()
+        if self.forced_refs:
+            by_key = plan.by_key()
+            for f in self.forced_refs:
+                ce = by_key.get(f"{f.world}.{_js.js_string(f.uid)}")
+                if ce is not None:
+                    self.forced.add(ce.gid)
+        self.timed = TimedEffects(self.timed_in, plan, len(messages))
         if not self.dry_run:
             self.timed.check(read_sticky_cooldown=True, apply_delay=True)
         elif c.dry_run_delay:
@@ -331,7 +347,10 @@ class _Evaluation:
             for nid in buf.recursion_hits:
                 gids.update(self.index.needle_entries[nid])
             pos = plan.pos
-            order = sorted((pos[g] for g in gids if g in pos))
+            if tr is None:
+                order: Iterable[int] = sorted(pos[g] for g in gids if g in pos)
+            else:  # a trace explains every entry, so every entry goes through the gates
+                order = range(len(plan.entries))
             if tr is not None:
                 tr.begin_pass(count, STATE_NAMES[state], buf.current_depth(), self.recursion_level)
             now: list[CompiledEntry] = []
@@ -382,6 +401,7 @@ class _Evaluation:
                 self.pass_of[g] = count
                 if isinstance(ce.group, str):
                     self.activated_group_fields.add(ce.group)
+                self.activated_group_names.update(ce.group_names)
                 if tr is not None:
                     tr.activated(ce, count)
             successful = [ce for ce in now if ce.gid not in failed]
@@ -395,8 +415,11 @@ class _Evaluation:
             if not nxt and not meter.overflowed and s.world_info_min_activations > 0 \
                     and len(activated) < s.world_info_min_activations:
                 depth = buf.current_depth()
-                over = (s.world_info_min_activations_depth_max > 0
-                        and depth > s.world_info_min_activations_depth_max) or depth > buf.chat_length
+                limit = s.world_info_min_activations_depth_max
+                if self.quirks.min_depth_overshoot:
+                    over = (limit > 0 and depth > limit) or depth > buf.chat_length
+                else:
+                    over = (limit > 0 and depth >= limit) or depth >= buf.chat_length
                 if not over:
                     nxt = MIN_ACTIVATIONS
                     buf.skew += 1
@@ -433,7 +456,10 @@ class _Quirks:
     def __init__(self, compat: Compat) -> None:
         self.triggers = compat.v118_features
         self.forced_before_constant = compat.forced_before_constant
-        self.splice_bug = compat.splice_bug
+        self.splice_bug = compat.quirks          # removing an absent group member removes the last one
+        self.group_field_equality = compat.quirks  # "group already activated" compares whole fields
+        self.sticky_cooldown_wipe = compat.quirks  # a sticky member on cooldown is removed from its group
+        self.min_depth_overshoot = compat.quirks   # min-activations widening goes one past its maximum
 
 
 def scan_messages(chat: Sequence[ChatMessage], generation_type: str, include_names: bool,

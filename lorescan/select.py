@@ -149,7 +149,8 @@ def filter_groups(ev: "_Evaluation", new: list[CompiledEntry], state: int,
             for x in group:
                 if not any(x is s for s in stickies):
                     remove(x, f"lost group {name!r} to a sticky member")
-        for x in [x for x in group if x.gid in timed.cooldown]:
+        for x in [x for x in group if x.gid in timed.cooldown
+                  and (ev.quirks.sticky_cooldown_wipe or x.gid not in timed.sticky)]:
             remove(x, f"on cooldown in group {name!r}")
         for x in [x for x in group if x.gid in timed.delay]:
             remove(x, f"delayed in group {name!r}")
@@ -172,7 +173,7 @@ def filter_groups(ev: "_Evaluation", new: list[CompiledEntry], state: int,
                 continue
             i += 1
 
-    activated_groups = ev.activated_group_fields
+    activated_groups = ev.activated_group_fields if ev.quirks.group_field_equality else ev.activated_group_names
     for name in order:
         group = groups[name]
         if has_sticky[name]:

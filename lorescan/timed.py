@@ -7,26 +7,27 @@ the state came from a SillyTavern chat file, and otherwise the entry key.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from . import _js
 from .compile import CompiledEntry
 from .model import TimedEffect, TimedState
 
+if TYPE_CHECKING:
+    from .engine import _Plan
+
 
 class TimedEffects:
     """The effects in force for one evaluation, and the state it leaves behind."""
 
-    def __init__(self, state: TimedState | None, entries: Sequence[CompiledEntry], chat_length: int) -> None:
+    def __init__(self, state: TimedState | None, plan: "_Plan", chat_length: int) -> None:
         src = state or TimedState()
         self.state = TimedState(
             sticky={k: v.model_copy() for k, v in src.sticky.items()},
             cooldown={k: v.model_copy() for k, v in src.cooldown.items()},
         )
-        self.entries = entries
-        self._by_key = {}
-        for ce in entries:
-            self._by_key.setdefault(ce.key, ce)
+        self.plan = plan
+        self.entries = plan.entries
         self.chat_length = chat_length
         self.sticky: set[int] = set()
         self.cooldown: set[int] = set()
@@ -35,7 +36,7 @@ class TimedEffects:
 
     def _find(self, key: str, effect: TimedEffect) -> CompiledEntry | None:
         """The entry a record belongs to: by SillyTavern's hash when it has one, else by key."""
-        ce = self._by_key.get(key)
+        ce = self.plan.by_key().get(key)
         h = effect.hash
         if h is None:
             return ce
@@ -53,8 +54,8 @@ class TimedEffects:
             self._check_type("sticky", self.sticky)
             self._check_type("cooldown", self.cooldown)
         if apply_delay:
-            for ce in self.entries:
-                if _js.truthy(ce.delay) and self.chat_length < _js.to_number(ce.delay):
+            for ce in self.plan.delayed:
+                if self.chat_length < _js.to_number(ce.delay):
                     self.delay.add(ce.gid)
 
     def _check_type(self, kind: str, active: set[int]) -> None:

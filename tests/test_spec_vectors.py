@@ -336,3 +336,30 @@ def test_sillytavern_hash_matches_a_javascript_computation() -> None:
     assert cyrb53("") == 3338908027751811
     assert cyrb53("hello") == 4625896200565286
     assert cyrb53("héllo 🐉") == 6528569269730877
+
+
+def test_group_field_equality_quirk_both_ways() -> None:
+    v53b = [e(0, key=["castle"], group="g,h", order=20, content="dragon"),
+            e(1, key=["dragon"], group="g", order=10, content="B")]
+    assert uids(run(v53b, ["castle"], world_info_recursive=True)) == [0, 1]
+    assert uids(run(v53b, ["castle"], world_info_recursive=True, quirks=False)) == [0]
+
+
+def test_sticky_cooldown_group_wipe_quirk_both_ways() -> None:
+    t7 = [e(0, key=["dragon"], sticky=3, cooldown=5, group="g", order=20, content="A"),
+          e(1, key=["dragon"], group="g", order=10, content="B")]
+    for quirks, expected in ((True, []), (False, [0])):
+        lore = lorescan.compile([Lorebook.from_entries("B", t7)], compat="1.12", tokenizer=CodeUnits(), quirks=quirks)
+        settings = Settings(max_context=1000, world_info_include_names=False)
+        first = lore.activate([ChatMessage(name="X", mes="x"), ChatMessage(name="X", mes="dragon")],
+                              settings=settings, rng=ListRandom([0.1]))
+        assert uids(first) == [0]
+        chat = [ChatMessage(name="X", mes=m) for m in ("x", "x", "dragon")]
+        assert uids(lore.activate(chat, settings=settings, timed=first.timed)) == expected
+
+
+def test_min_activations_depth_overshoot_quirk_both_ways() -> None:
+    chat = ["hi", "hi", "dragon"]
+    kwargs = dict(world_info_depth=1, world_info_min_activations=1, world_info_min_activations_depth_max=2)
+    assert uids(run([e(0, key=["dragon"])], chat, **kwargs)) == [0]              # scans 3 messages
+    assert uids(run([e(0, key=["dragon"])], chat, quirks=False, **kwargs)) == []  # stops at 2
