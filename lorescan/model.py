@@ -79,7 +79,20 @@ class _Ordered(BaseModel):
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Any:
-        obj = cls.model_validate(data)
+        """Read a JSON object; a value of the wrong type raises :class:`LorescanError` naming the field."""
+        from pydantic import ValidationError
+
+        from .errors import LorescanError
+
+        if not isinstance(data, dict):
+            raise LorescanError(f"expected a JSON object, got {type(data).__name__}")
+        try:
+            obj = cls.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(x) for x in err.get("loc", ()))
+            raise LorescanError(f"{err.get('msg', 'invalid value')} (got {err.get('input')!r:.60})",
+                                uid=data.get("uid"), field=loc or None) from None
         obj._order = list(data.keys())
         return obj
 

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .engine import Lore, compat_for
-from .errors import ScenarioError
+from .errors import LorescanError, ScenarioError
 from .model import Character, ChatMessage, Lorebook, Settings, TimedState
 
 
@@ -95,6 +95,8 @@ def run_scenario(sc: dict[str, Any], version: str | None = None, quirks: bool = 
         err = exc.errors()[0]
         loc = ".".join(str(x) for x in err.get("loc", ()))
         raise ScenarioError(f"{err.get('msg')} at {loc or 'top level'}") from None
+    except LorescanError as exc:
+        raise ScenarioError(exc.message, uid=exc.uid, field=exc.field) from None
     except (KeyError, TypeError, ValueError) as exc:
         raise ScenarioError(f"malformed scenario: {exc!r}") from None
 
