@@ -280,7 +280,7 @@ class _Evaluation:
             ("creatorNotes", fields.get("creator_notes", "")),
             ("charDepthPrompt", fields.get("character_depth_prompt", "")),
         ))
-        messages = scan_messages(chat, self.type, s.world_info_include_names, base_env)
+        messages = ScanMessages(chat, self.type, s.world_info_include_names, base_env)
         injections: list[str] = []
         note = substitute(self.authors_note, base_env) if self.authors_note else ""
         if self.authors_note_scan and note:
@@ -462,21 +462,52 @@ class _Quirks:
         self.min_depth_overshoot = compat.quirks   # min-activations widening goes one past its maximum
 
 
+class ScanMessages(Sequence[str]):
+    """The chat as ``checkWorldInfo`` receives it, built lazily: newest first, ``"name: mes"``.
+
+    System messages are dropped, a swipe drops the last message, and the first message of the chat
+    gets macro substitution. Only the messages a scan reaches are ever formatted.
+    """
+
+    def __init__(self, chat: Sequence[ChatMessage], generation_type: str, include_names: bool,
+                 env: MacroEnv) -> None:
+        self.chat = chat
+        self.include_names = include_names
+        self.env = env
+        kept = [i for i, m in enumerate(chat) if not m.is_system]
+        if generation_type == "swipe" and kept:
+            kept.pop()
+        kept.reverse()
+        self.kept = kept
+        self._cache: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return len(self.kept)
+
+    def _get(self, i: int) -> str:
+        got = self._cache.get(i)
+        if got is None:
+            j = self.kept[i]
+            m = self.chat[j]
+            mes = m.mes if isinstance(m.mes, str) else ""
+            if j == 0:
+                mes = substitute(mes, self.env)
+            got = f"{m.name}: {mes}" if self.include_names else mes
+            self._cache[i] = got
+        return got
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self._get(k) for k in range(*i.indices(len(self.kept)))]
+        if i < 0:
+            i += len(self.kept)
+        return self._get(i)
+
+
 def scan_messages(chat: Sequence[ChatMessage], generation_type: str, include_names: bool,
                   env: MacroEnv) -> list[str]:
-    """The chat as ``checkWorldInfo`` receives it: newest first, ``"name: mes"``, no system messages."""
-    out: list[str] = []
-    for i, m in enumerate(chat):
-        mes = m.mes if isinstance(m.mes, str) else ""
-        if i == 0:
-            mes = substitute(mes, env)
-        if m.is_system:
-            continue
-        out.append(f"{m.name}: {mes}" if include_names else mes)
-    if generation_type == "swipe" and out:
-        out.pop()
-    out.reverse()
-    return out
+    """The whole chat as ``checkWorldInfo`` receives it (see :class:`ScanMessages`)."""
+    return list(ScanMessages(chat, generation_type, include_names, env))
 
 
 def compile(books: Sequence[Lorebook], *, compat: str | Compat = "1.18",

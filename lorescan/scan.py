@@ -205,15 +205,9 @@ class ScanBuffer:
         self.index = index
         self.global_depth = global_depth
         self.chat_length = len(messages)
-        buf: list[str | None] = []
-        last = -1
-        for i, m in enumerate(messages[:MAX_SCAN_DEPTH]):
-            if m:
-                buf.append(_js.trim(m))
-                last = i
-            else:
-                buf.append(None)
-        self.depth_buffer = buf[: last + 1]
+        self.messages = messages
+        self._trimmed: list[str | None] = []
+        self._present_end: int | None = None
         self.injections = list(injections)
         self.fields = fields
         self.recursion: list[str] = []
@@ -237,12 +231,29 @@ class ScanBuffer:
             return self.current_depth()
         return _js.to_number(sd)
 
+    def message(self, i: int) -> str | None:
+        """Message ``i`` (0 = newest) trimmed, or ``None`` for an empty one (a hole in the buffer)."""
+        trimmed = self._trimmed
+        while len(trimmed) <= i:
+            raw = self.messages[len(trimmed)]
+            trimmed.append(_js.trim(raw) if raw else None)
+        return trimmed[i]
+
+    def depth_buffer_length(self) -> int:
+        """Length of SillyTavern's depth buffer: trailing empty messages leave no slot."""
+        if self._present_end is None:
+            end = min(len(self.messages), MAX_SCAN_DEPTH)
+            while end > 0 and not self.messages[end - 1]:
+                end -= 1
+            self._present_end = end
+        return self._present_end
+
     def ensure_scanned(self, depth: float) -> None:
-        upto = min(len(self.depth_buffer), MAX_SCAN_DEPTH, int(depth) if depth == depth else 0)
+        upto = min(self.chat_length, MAX_SCAN_DEPTH, int(depth) if depth == depth else 0)
         hits = self.index.hits
         first = self.first_hit
         for i in range(self._scanned, upto):
-            text = self.depth_buffer[i]
+            text = self.message(i)
             if text:
                 for nid in hits(text):
                     if nid not in first:
@@ -291,7 +302,8 @@ class ScanBuffer:
             result = ""
         else:
             d = int(min(depth, MAX_SCAN_DEPTH)) if depth == depth else 0
-            parts = [t if t is not None else "" for t in self.depth_buffer[:d]]
+            d = min(d, self.depth_buffer_length())
+            parts = [self.message(i) or "" for i in range(d)]
             result = MARKER + JOINER.join(parts)
             for f in fields:
                 value = self.fields.get(f)
