@@ -17,7 +17,6 @@ JS_WHITESPACE = (
     "\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
 _WS_SPLIT = re.compile("[" + re.escape(JS_WHITESPACE) + "]+")
-_INDEX_KEY = re.compile(r"0|[1-9][0-9]*")
 
 
 def trim(text: str) -> str:
@@ -101,7 +100,8 @@ def js_round(x: float) -> int:
 
 def is_index_key(key: str) -> bool:
     """Whether ``key`` is a canonical array index, which ``Object.keys`` lists first, numerically."""
-    return bool(_INDEX_KEY.fullmatch(key)) and int(key) <= 4294967294
+    return (key.isascii() and key.isdigit() and (key == "0" or key[0] != "0")
+            and (len(key) < 10 or int(key) <= 4294967294))
 
 
 def object_key_order(keys: Iterable[str]) -> list[int]:

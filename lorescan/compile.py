@@ -8,6 +8,7 @@ built on first use and cached inside it.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Iterable
 
 from . import _js
@@ -63,61 +64,93 @@ class CompiledEntry:
         "group_names", "group_override", "group_weight", "scan_depth", "case_sensitive",
         "match_whole_words", "use_group_scoring", "sticky", "cooldown", "delay", "char_names",
         "char_tags", "char_exclude", "triggers", "ignore_budget", "outlet_name", "match_fields",
-        "_hash", "_st_hash_source",
+        "_hash", "_st_hash_source", "_filled",
     )
 
     def __init__(self, gid: int, book: Lorebook, entry: Entry) -> None:
-        g = entry.get
+        # Only what ordering and key indexing need is read now; the rest on first use (__getattr__),
+        # so compiling a huge book costs little more than reading it.
+        d = entry.__dict__            # pydantic keeps field values here; reading it is the fast path
+        self._filled = False
         self.gid = gid
         self.book = book.name
-        world = g("world")
+        extra = entry.__pydantic_extra__
+        world = extra.get("world") if extra else None
         self.world = world if isinstance(world, str) else book.name
-        self.uid = entry.uid
-        self.key = f"{self.world}.{_js.js_string(entry.uid)}"
+        uid = d["uid"]
+        self.uid = uid
+        self.key = f"{self.world}.{uid}" if type(uid) is int else f"{self.world}.{_js.js_string(uid)}"
         self.entry = entry
-        raw = entry.content if isinstance(entry.content, str) else ""
+        raw = d["content"]
+        if not isinstance(raw, str):
+            raw = ""
         self.raw_content = raw
-        self.decorators, self.content = parse_decorators(raw)
-        self.order = entry.order
-        self.order_num = _js.sort_key_number(entry.order)
-        self.position = entry.position
-        self.depth = entry.depth
-        self.role = entry.role
-        self.disable = _js.loose_eq_true(entry.disable)
-        self.constant = _js.truthy(entry.constant)
-        self.selective = _js.truthy(entry.selective)
-        self.selective_logic = entry.selectiveLogic
-        self.keys = entry.key
-        self.keys_secondary = entry.keysecondary
-        self.exclude_recursion = _js.truthy(entry.excludeRecursion)
-        self.prevent_recursion = _js.truthy(entry.preventRecursion)
-        dur = entry.delayUntilRecursion
-        self.delay_until_recursion = _js.truthy(dur)
+        if raw.startswith("@@"):
+            self.decorators, self.content = parse_decorators(raw)
+        else:
+            self.decorators, self.content = _NO_DECORATORS, raw
+        order = d["order"]
+        self.order = order
+        self.order_num = float(order) if type(order) is int else _js.sort_key_number(order)
+        self.constant = _truthy(d["constant"])
+        self.keys = d["key"]
+        self.keys_secondary = d["keysecondary"]
+        self.case_sensitive = d["caseSensitive"]
+        self.match_whole_words = d["matchWholeWords"]
+        self.scan_depth = d["scanDepth"]
+        self.delay = d["delay"]
+        dur = d["delayUntilRecursion"]
+        self.delay_until_recursion = _truthy(dur)
         self.dur_level = (1.0 if dur is True else _js.to_number(dur)) if self.delay_until_recursion else 0.0
-        self.probability = entry.probability
-        self.use_probability = _js.truthy(entry.useProbability)
-        grp = entry.group
-        self.group = grp
-        self.group_names = _split_groups(grp) if _js.truthy(grp) and isinstance(grp, str) else []
-        self.group_override = _js.truthy(entry.groupOverride)
-        self.group_weight = _js.nullish(entry.groupWeight, 100)
-        self.scan_depth = entry.scanDepth
-        self.case_sensitive = entry.caseSensitive
-        self.match_whole_words = entry.matchWholeWords
-        self.use_group_scoring = entry.useGroupScoring
-        self.sticky = entry.sticky
-        self.cooldown = entry.cooldown
-        self.delay = entry.delay
-        cf = entry.characterFilter
-        self.char_names = list(cf.names) if cf is not None and cf.names else []
-        self.char_tags = list(cf.tags) if cf is not None and cf.tags else []
-        self.char_exclude = _js.truthy(cf.isExclude) if cf is not None else False
-        self.triggers = list(entry.triggers) if isinstance(entry.triggers, list) else []
-        self.ignore_budget = _js.truthy(entry.ignoreBudget)
-        self.outlet_name = entry.outletName if isinstance(entry.outletName, str) else ""
-        self.match_fields = tuple(name for flag, name in MATCH_FIELDS if _js.truthy(getattr(entry, flag)))
         self._hash: int | None = None
         self._st_hash_source = book.name
+
+    def __getattr__(self, name: str) -> Any:
+        """Fill the remaining fields on first use of any of them."""
+        if name.startswith("__") or self._filled:
+            raise AttributeError(name)
+        self._fill()
+        return object.__getattribute__(self, name)
+
+    def _fill(self) -> None:
+        self._filled = True
+        entry = self.entry
+        d = entry.__dict__
+        t = _truthy
+        self.position = d["position"]
+        self.depth = d["depth"]
+        self.role = d["role"]
+        disable = d["disable"]
+        self.disable = disable is True or (disable is not False and _js.loose_eq_true(disable))
+        self.selective = t(d["selective"])
+        self.selective_logic = d["selectiveLogic"]
+        self.exclude_recursion = t(d["excludeRecursion"])
+        self.prevent_recursion = t(d["preventRecursion"])
+        self.probability = d["probability"]
+        self.use_probability = t(d["useProbability"])
+        grp = d["group"]
+        self.group = grp
+        self.group_names = _split_groups(grp) if grp and isinstance(grp, str) else _NO_GROUPS
+        self.group_override = t(d["groupOverride"])
+        gw = d["groupWeight"]
+        self.group_weight = 100 if gw is None else gw
+        self.use_group_scoring = d["useGroupScoring"]
+        self.sticky = d["sticky"]
+        self.cooldown = d["cooldown"]
+        cf = d["characterFilter"]
+        if cf is None:
+            self.char_names, self.char_tags, self.char_exclude = _NO_GROUPS, _NO_GROUPS, False
+        else:
+            self.char_names = list(cf.names) if cf.names else _NO_GROUPS
+            self.char_tags = list(cf.tags) if cf.tags else _NO_GROUPS
+            self.char_exclude = t(cf.isExclude)
+        trig = d["triggers"]
+        self.triggers = list(trig) if trig and isinstance(trig, list) else _NO_GROUPS
+        self.ignore_budget = t(d["ignoreBudget"])
+        ol = d["outletName"]
+        self.outlet_name = ol if isinstance(ol, str) else ""
+        self.match_fields = tuple(name for flag, name in MATCH_FIELDS if t(d[flag])) \
+            if entry.model_fields_set.intersection(_MATCH_FLAGS) else ()
 
     @property
     def st_hash(self) -> int:
@@ -130,11 +163,24 @@ class CompiledEntry:
         return f"<CompiledEntry {self.key}>"
 
 
+_GROUP_SPLIT = re.compile(r",[" + re.escape(_js.JS_WHITESPACE) + r"]*")
+_NO_DECORATORS: list[str] = []
+_NO_GROUPS: list[Any] = []
+_MATCH_FLAGS = frozenset(flag for flag, _ in MATCH_FIELDS)
+
+
+def _truthy(v: Any) -> bool:
+    """JavaScript truthiness (inlined form of :func:`lorescan._js.truthy` for the compile loop)."""
+    if v is True:
+        return True
+    if v is None or v is False:
+        return False
+    return _js.truthy(v)
+
+
 def _split_groups(group: str) -> list[str]:
     """``group.split(/,\\s*/).filter(x => x)``: whitespace after a comma is dropped, nowhere else."""
-    import re
-
-    return [g for g in re.split(r",[" + _js.JS_WHITESPACE + r"]*", group) if g]
+    return [g for g in _GROUP_SPLIT.split(group) if g]
 
 
 def _js_json(value: Any) -> Any:

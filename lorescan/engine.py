@@ -7,9 +7,11 @@ The engine is pure: no I/O, no printing; randomness comes from the caller's rand
 
 from __future__ import annotations
 
+import gc
 import random as _random
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Any, Iterable, Iterator, Protocol, Sequence
 
 from . import _js
 from .budget import BudgetMeter
@@ -18,7 +20,7 @@ from .emit import emit
 from .macros import MacroEnv, substitute
 from .model import (ActivationResult, Character, ChatMessage, ForcedActivation, GENERATION_TYPES,
                     Lorebook, Settings, TimedState)
-from .scan import KeyIndex, ScanBuffer
+from .scan import BoundIndex, KeyIndex, ScanBuffer
 from .select import INITIAL, MIN_ACTIVATIONS, RECURSION, STATE_NAMES, filter_groups, gate
 from .timed import TimedEffects
 from .tokens import TokenCounter, get_counter
@@ -67,6 +69,19 @@ def compat_for(version: str = "1.18", quirks: bool = True) -> Compat:
     return replace(c, quirks=quirks)
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many long-lived objects (it would rescan
+    them again and again, for nothing: they hold no cycles worth collecting yet)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 class _Plan:
     """Scan order for one book selection: chat, persona, then strategy-ordered global/character."""
 
@@ -102,18 +117,26 @@ class Lore:
     """Compiled lorebooks, reusable across evaluations (build with :func:`lorescan.compile`)."""
 
     def __init__(self, books: Sequence[Lorebook], compat: Compat | str = "1.18",
-                 tokenizer: str | TokenCounter = "cl100k", quirks: bool = True) -> None:
+                 tokenizer: str | TokenCounter = "cl100k", quirks: bool = True,
+                 prepare: Settings | None = None) -> None:
         self.books = list(books)
         self.compat = compat if isinstance(compat, Compat) else compat_for(compat, quirks)
         self.counter = get_counter(tokenizer)
-        self._compiled = compile_books(self.books)
-        self._all = [ce for _, entries in self._compiled for ce in entries]
         self._plans: dict[tuple, _Plan] = {}
         self._indexes: dict[tuple, KeyIndex] = {}
+        with _gc_paused():
+            self._compiled = compile_books(self.books)
+            self._all = [ce for _, entries in self._compiled for ce in entries]
+            self._has_character_books = any(b.scope == "character" for b in self.books)
+            if prepare is not None:
+                self._index(MacroEnv(), prepare)
+                self._plan(int(prepare.world_info_character_strategy), True, None, None)
 
     # -- book selection ---------------------------------------------------------------------
     def _plan(self, strategy: int, has_character: bool, persona_book: str | None,
               extra_books: tuple[str, ...] | None) -> _Plan:
+        if not self._has_character_books:
+            has_character, extra_books = False, None
         ck = (strategy, has_character, persona_book, extra_books)
         plan = self._plans.get(ck)
         if plan is not None:
@@ -161,15 +184,15 @@ class Lore:
         self._plans[ck] = plan
         return plan
 
-    def _index(self, env: MacroEnv, settings: Settings) -> KeyIndex:
-        ck = (env, bool(settings.world_info_case_sensitive), bool(settings.world_info_match_whole_words))
+    def _index(self, env: MacroEnv, settings: Settings) -> BoundIndex:
+        """The key index for the global case/whole-word settings, bound to the names in ``env``."""
+        ck = (bool(settings.world_info_case_sensitive), bool(settings.world_info_match_whole_words))
         index = self._indexes.get(ck)
         if index is None:
-            if len(self._indexes) > 16:
-                self._indexes.clear()
-            index = KeyIndex(self._all, env, ck[1], ck[2])
+            with _gc_paused():
+                index = KeyIndex(self._all, ck[0], ck[1])
             self._indexes[ck] = index
-        return index
+        return index.bind(env)
 
     # -- one evaluation ---------------------------------------------------------------------
     def activate(
@@ -239,13 +262,6 @@ class _Evaluation:
         self.recursion_level = 0.0
         self.activated_group_fields: set[str] = set()
         self.activated_group_names: set[str] = set()
-
-    # helpers used by select.py
-    def keys_for(self, ce: CompiledEntry) -> list:
-        return self.index.primary.get(ce.gid, [])
-
-    def secondary_for(self, ce: CompiledEntry) -> list:
-        return self.index.secondary.get(ce.gid, [])
 
     def draw(self) -> float:
         self.rolls += 1
@@ -344,8 +360,9 @@ class _Evaluation:
             gids.update(plan.constants)
             gids.update(timed.sticky)
             gids.update(self.forced)
+            entries_of = self.index.needle_entries
             for nid in buf.recursion_hits:
-                gids.update(self.index.needle_entries[nid])
+                gids.update(entries_of(nid))
             pos = plan.pos
             if tr is None:
                 order: Iterable[int] = sorted(pos[g] for g in gids if g in pos)
@@ -511,11 +528,14 @@ def scan_messages(chat: Sequence[ChatMessage], generation_type: str, include_nam
 
 
 def compile(books: Sequence[Lorebook], *, compat: str | Compat = "1.18",
-            tokenizer: str | TokenCounter = "cl100k", quirks: bool = True) -> Lore:
+            tokenizer: str | TokenCounter = "cl100k", quirks: bool = True,
+            settings: Settings | None = None) -> Lore:
     """Compile lorebooks once for repeated evaluation.
 
     ``compat`` picks the SillyTavern version to reproduce (``"1.18"`` default, or ``"1.12"``);
     ``tokenizer`` counts budget tokens (``cl100k``, ``cl100k-chat``, ``chars4``, ``words`` or an
-    object with ``count(text)``); ``quirks=False`` corrects SillyTavern's known bugs.
+    object with ``count(text)``); ``quirks=False`` corrects SillyTavern's known bugs. The key
+    index and scan order for ``settings`` (default: :class:`Settings` defaults) are built now;
+    other settings build theirs on first use.
     """
-    return Lore(books, compat=compat, tokenizer=tokenizer, quirks=quirks)
+    return Lore(books, compat=compat, tokenizer=tokenizer, quirks=quirks, prepare=settings or Settings())

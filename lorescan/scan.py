@@ -25,7 +25,7 @@ MAX_SCAN_DEPTH = 1000
 MARKER = "\x01"
 JOINER = "\n\x01"
 
-SKIP, PLAIN, EMPTY, REGEX, SLOW = range(5)
+SKIP, PLAIN, EMPTY, REGEX, SLOW = range(5)  # PLAIN keys are bare needle ids
 
 
 def is_word_char(ch: str) -> bool:
@@ -34,16 +34,19 @@ def is_word_char(ch: str) -> bool:
 
 
 class Key:
-    """One prepared key: what kind of test it needs and, for plain keys, its needle id."""
+    """A key that needs more than an automaton lookup (regex, blank, ``\\x01``, or not matchable).
 
-    __slots__ = ("kind", "needle", "text", "regex", "raw", "cs", "ww")
+    Plain keys are stored as bare needle ids (ints) instead; both kinds keep their position in the
+    entry's key list so traces can name the raw key.
+    """
 
-    def __init__(self, kind: int, raw: str, text: str = "", needle: int = -1,
-                 regex: JsRegex | None = None, cs: bool = False, ww: bool = False) -> None:
+    __slots__ = ("kind", "text", "regex", "raw", "cs", "ww")
+
+    def __init__(self, kind: int, raw: str, text: str = "", regex: JsRegex | None = None,
+                 cs: bool = False, ww: bool = False) -> None:
         self.kind = kind
         self.raw = raw
         self.text = text
-        self.needle = needle
         self.regex = regex
         self.cs = cs
         self.ww = ww
@@ -64,87 +67,211 @@ def match_key_text(haystack: str, needle: str, case_sensitive: bool, whole_words
     if whole_words:
         if len(_js.split_ws(needle)) > 1:
             return needle in haystack
-        pattern = r"(?:^|[^A-Za-z0-9_])(" + _escape_for_word_regex(needle) + r")(?:$|[^A-Za-z0-9_])"
-        return re.search(pattern.replace("$|", r"\Z|"), haystack) is not None
+        pattern = r"(?:^|[^A-Za-z0-9_])(" + _escape_for_word_regex(needle) + r")(?:\Z|[^A-Za-z0-9_])"
+        return re.search(pattern, haystack) is not None
     return needle in haystack
 
 
-class KeyIndex:
-    """Every key of every entry, macro-substituted and prepared, with the automata that find them.
+KeyItem = int | Key
+MACRO = -1
 
-    Built per (entries, macro values, global case and whole-word settings) and cached by
-    :class:`lorescan.engine.Lore`.
-    """
 
-    def __init__(self, entries: Sequence[CompiledEntry], env: MacroEnv, case_sensitive: bool,
-                 whole_words: bool) -> None:
-        self.env = env
-        self.needle_ids: dict[tuple[str, bool, bool], int] = {}
-        self.needle_word: list[bool] = []
-        self.needle_cs: list[bool] = []
-        self.needle_entries: list[list[int]] = []
-        self.primary: dict[int, list[Key]] = {}
-        self.secondary: dict[int, list[Key]] = {}
-        self.always: list[int] = []
-        self._subst_cache: dict[str, str] = {}
-        for ce in entries:
-            cs = _js.truthy(_js.nullish(ce.case_sensitive, case_sensitive))
-            ww = _js.truthy(_js.nullish(ce.match_whole_words, whole_words))
-            keys = ce.keys if isinstance(ce.keys, list) else []
-            prim = [self._prepare(k, cs, ww, ce.gid, True) for k in keys]
-            self.primary[ce.gid] = prim
-            if any(k.kind in (EMPTY, REGEX, SLOW) for k in prim):
-                self.always.append(ce.gid)
-            sec = ce.keys_secondary if isinstance(ce.keys_secondary, list) else []
-            if sec:
-                self.secondary[ce.gid] = [self._prepare(k, cs, ww, ce.gid, False) for k in sec]
+class _Needles:
+    """Needle ids and the two automata (case-folded and exact) that find them."""
+
+    def __init__(self, base: int = 0) -> None:
+        self.base = base
+        self.ids: dict[tuple[str, bool, bool], int] = {}
+        self.word: list[bool] = []
+        self.cs: list[bool] = []
+        self.entries: list[list[int]] = []
+        self._ci: ahocorasick.Automaton | None = None
+        self._cs: ahocorasick.Automaton | None = None
+
+    def add(self, needle: str, cs: bool, word: bool) -> int:
+        ident = (needle, cs, word)
+        nid = self.ids.get(ident)
+        if nid is None:
+            nid = self.base + len(self.word)
+            self.ids[ident] = nid
+            self.word.append(word)
+            self.cs.append(cs)
+            self.entries.append([])
+        return nid
+
+    def build(self) -> None:
         self._ci = self._automaton(False)
         self._cs = self._automaton(True)
-        self._hits_cache: dict[str, frozenset[int]] = {}
-
-    def _prepare(self, raw: str, cs: bool, ww: bool, gid: int, primary: bool) -> Key:
-        sub = self._subst_cache.get(raw)
-        if sub is None:
-            sub = substitute(raw, self.env) if isinstance(raw, str) else ""
-            self._subst_cache[raw] = sub
-        if not sub:
-            return Key(SKIP, raw)
-        text = _js.trim(sub)
-        rx = parse_regex_key(text)
-        if rx is not None:
-            return Key(REGEX, raw, text, regex=rx)
-        needle = text if cs else _js.lower(text)
-        if needle == "":
-            return Key(EMPTY, raw, text)
-        if MARKER in needle:
-            return Key(SLOW, raw, text, cs=cs, ww=ww)
-        word = ww and len(_js.split_ws(needle)) == 1
-        ident = (needle, cs, word)
-        nid = self.needle_ids.get(ident)
-        if nid is None:
-            nid = len(self.needle_word)
-            self.needle_ids[ident] = nid
-            self.needle_word.append(word)
-            self.needle_cs.append(cs)
-            self.needle_entries.append([])
-        if primary:
-            lst = self.needle_entries[nid]
-            if not lst or lst[-1] != gid:
-                lst.append(gid)
-        return Key(PLAIN, raw, needle, needle=nid)
 
     def _automaton(self, cs: bool) -> ahocorasick.Automaton | None:
-        auto = ahocorasick.Automaton()
         groups: dict[str, list[tuple[int, bool]]] = {}
-        for (needle, ncs, word), nid in self.needle_ids.items():
+        for (needle, ncs, word), nid in self.ids.items():
             if ncs == cs:
                 groups.setdefault(needle, []).append((nid, word))
         if not groups:
             return None
+        auto = ahocorasick.Automaton()
         for needle, ids in groups.items():
             auto.add_word(needle, (len(needle), tuple(ids)))
         auto.make_automaton()
         return auto
+
+    def collect(self, text: str, lowered: str | None, found: set[int]) -> None:
+        if self._cs is not None:
+            _collect(self._cs, text, found)
+        if self._ci is not None:
+            _collect(self._ci, lowered if lowered is not None else _js.lower(text), found)
+
+
+def _collect(auto: ahocorasick.Automaton, text: str, found: set[int]) -> None:
+    n = len(text)
+    for end, (length, ids) in auto.iter(text):
+        for nid, word in ids:
+            if nid in found:
+                continue
+            if word:
+                start = end - length + 1
+                if start > 0 and is_word_char(text[start - 1]):
+                    continue
+                if end + 1 < n and is_word_char(text[end + 1]):
+                    continue
+            found.add(nid)
+
+
+def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: _Needles) -> KeyItem:
+    """One key after macro substitution: a needle id, or a :class:`Key` for the slow kinds."""
+    if not sub:
+        return Key(SKIP, raw if isinstance(raw, str) else "")
+    text = sub.strip(_js.JS_WHITESPACE)
+    if text.startswith("/"):
+        rx = parse_regex_key(text)
+        if rx is not None:
+            return Key(REGEX, sub, text, regex=rx)
+    needle = text if cs else text.lower()
+    if not needle:
+        return Key(EMPTY, sub, text)
+    if MARKER in needle:
+        return Key(SLOW, sub, text, cs=cs, ww=ww)
+    return needles.add(needle, cs, ww and len(_js.split_ws(needle)) == 1)
+
+
+def _has_macro(raw: object) -> bool:
+    return isinstance(raw, str) and ("<" in raw or "{{" in raw)
+
+
+class KeyIndex:
+    """Every key of every entry, prepared once, with the automata that find them.
+
+    Built per (entries, global case and whole-word settings) and independent of names: keys that
+    contain macros are marked and prepared per (user, character) by :meth:`bind`.
+    """
+
+    def __init__(self, entries: Sequence[CompiledEntry], case_sensitive: bool, whole_words: bool) -> None:
+        self.case_sensitive = case_sensitive
+        self.whole_words = whole_words
+        self.needles = _Needles()
+        self.primary: dict[int, list[KeyItem]] = {}
+        self.secondary: dict[int, list[KeyItem]] = {}
+        self.always: list[int] = []
+        self.macro: list[CompiledEntry] = []
+        cache: dict[tuple[str, bool, bool], KeyItem] = {}
+        needles = self.needles
+        entries_of = needles.entries
+        for ce in entries:
+            keys = ce.keys
+            sec = ce.keys_secondary
+            if not keys and not sec:
+                continue
+            ecs, eww = ce.case_sensitive, ce.match_whole_words
+            cs = case_sensitive if ecs is None else _js.truthy(ecs)
+            ww = whole_words if eww is None else _js.truthy(eww)
+            if any(_has_macro(k) for k in keys or ()) or any(_has_macro(k) for k in sec or ()):
+                self.macro.append(ce)
+                continue
+            gid = ce.gid
+            if keys:
+                items: list[KeyItem] = []
+                special = False
+                for raw in keys:
+                    ck = (raw, cs, ww)
+                    item = cache.get(ck)  # type: ignore[arg-type]
+                    if item is None:
+                        item = _prepare(raw, raw if isinstance(raw, str) else "", cs, ww, needles)
+                        cache[ck] = item  # type: ignore[index]
+                    items.append(item)
+                    if type(item) is int:
+                        lst = entries_of[item]
+                        if not lst or lst[-1] != gid:
+                            lst.append(gid)
+                    elif item.kind != SKIP:
+                        special = True
+                self.primary[gid] = items
+                if special:
+                    self.always.append(gid)
+            if sec:
+                self.secondary[gid] = [_prepare(raw, raw if isinstance(raw, str) else "", cs, ww, needles)
+                                       for raw in sec]
+        needles.build()
+        self._bound: dict[MacroEnv, BoundIndex] = {}
+
+    def bind(self, env: MacroEnv) -> "BoundIndex":
+        """This index with macro keys substituted for ``env`` (cached per names)."""
+        bound = self._bound.get(env)
+        if bound is None:
+            if len(self._bound) > 16:
+                self._bound.clear()
+            bound = BoundIndex(self, env)
+            self._bound[env] = bound
+        return bound
+
+
+class BoundIndex:
+    """A :class:`KeyIndex` plus the macro keys of one (user, character): what a scan queries."""
+
+    def __init__(self, main: KeyIndex, env: MacroEnv) -> None:
+        self.main = main
+        self.env = env
+        over = _Needles(base=len(main.needles.word))
+        self.primary = main.primary
+        self.secondary = main.secondary
+        self.always = main.always
+        if main.macro:
+            self.primary = dict(main.primary)
+            self.secondary = dict(main.secondary)
+            self.always = list(main.always)
+            for ce in main.macro:
+                ecs, eww = ce.case_sensitive, ce.match_whole_words
+                cs = main.case_sensitive if ecs is None else _js.truthy(ecs)
+                ww = main.whole_words if eww is None else _js.truthy(eww)
+                gid = ce.gid
+                if ce.keys:
+                    items = [_prepare(k, substitute(k, env) if isinstance(k, str) else "", cs, ww, over)
+                             for k in ce.keys]
+                    self.primary[gid] = items
+                    for item in items:
+                        if type(item) is int:
+                            lst = over.entries[item - over.base]
+                            if not lst or lst[-1] != gid:
+                                lst.append(gid)
+                    if any(type(i) is not int and i.kind != SKIP for i in items):
+                        self.always.append(gid)
+                if ce.keys_secondary:
+                    self.secondary[gid] = [_prepare(k, substitute(k, env) if isinstance(k, str) else "", cs, ww,
+                                                    over) for k in ce.keys_secondary]
+        over.build()
+        self.over = over if over.word else None
+        self.base = over.base
+        self._hits_cache: dict[str, frozenset[int]] = {}
+
+    def needle_entries(self, nid: int) -> list[int]:
+        if nid < self.base:
+            return self.main.needles.entries[nid]
+        return self.over.entries[nid - self.base]  # type: ignore[union-attr]
+
+    def needle_word(self, nid: int) -> bool:
+        if nid < self.base:
+            return self.main.needles.word[nid]
+        return self.over.word[nid - self.base]  # type: ignore[union-attr]
 
     def hits(self, text: str) -> frozenset[int]:
         """Needle ids found in one piece of scan text (memoised: messages recur across generations)."""
@@ -153,43 +280,15 @@ class KeyIndex:
             return cached
         found: set[int] = set()
         if text:
-            if self._cs is not None:
-                self._collect(self._cs, text, found)
-            if self._ci is not None:
-                self._collect(self._ci, _js.lower(text), found)
+            lowered = _js.lower(text)
+            self.main.needles.collect(text, lowered, found)
+            if self.over is not None:
+                self.over.collect(text, lowered, found)
         result = frozenset(found)
         if len(self._hits_cache) > 50000:
             self._hits_cache.clear()
         self._hits_cache[text] = result
         return result
-
-    def _collect(self, auto: ahocorasick.Automaton, text: str, found: set[int]) -> None:
-        n = len(text)
-        for end, (length, ids) in auto.iter(text):
-            for nid, word in ids:
-                if nid in found:
-                    continue
-                if word:
-                    start = end - length + 1
-                    if start > 0 and is_word_char(text[start - 1]):
-                        continue
-                    if end + 1 < n and is_word_char(text[end + 1]):
-                        continue
-                found.add(nid)
-
-    def find_spans(self, text: str, key: Key) -> tuple[int, int] | None:
-        """Where a plain key first matches in ``text`` (for explanations; positions in ``text``)."""
-        hay = text if self.needle_cs[key.needle] else _js.lower(text)
-        start = hay.find(key.text)
-        while start != -1:
-            end = start + len(key.text)
-            if not self.needle_word[key.needle] or (
-                (start == 0 or not is_word_char(hay[start - 1]))
-                and (end >= len(hay) or not is_word_char(hay[end]))
-            ):
-                return start, end
-            start = hay.find(key.text, start + 1)
-        return None
 
 
 class ScanBuffer:
@@ -200,7 +299,7 @@ class ScanBuffer:
     """
 
     def __init__(self, messages: Sequence[str], injections: Sequence[str],
-                 fields: dict[str, str], index: KeyIndex, global_depth: int,
+                 fields: dict[str, str], index: BoundIndex, global_depth: int,
                  skip_empty_recursion: bool) -> None:
         self.index = index
         self.global_depth = global_depth
@@ -316,10 +415,10 @@ class ScanBuffer:
         self._text_cache[ck] = result
         return result
 
-    def key_matches(self, key: Key, ce: CompiledEntry, depth: float, with_recursion: bool) -> bool:
-        kind = key.kind
-        if kind == PLAIN:
-            return self.visible(key.needle, depth, with_recursion, ce.match_fields)
+    def key_matches(self, key: KeyItem, ce: CompiledEntry, depth: float, with_recursion: bool) -> bool:
+        if type(key) is int:
+            return self.visible(key, depth, with_recursion, ce.match_fields)
+        kind = key.kind  # type: ignore[union-attr]
         if kind == SKIP:
             return False
         if kind == EMPTY:
@@ -335,12 +434,12 @@ class ScanBuffer:
         found: set[int] = set(gids)
         ne = self.index.needle_entries
         for nid in self.first_hit:
-            found.update(ne[nid])
+            found.update(ne(nid))
         for nid in self.inject_hits:
-            found.update(ne[nid])
+            found.update(ne(nid))
         for nid in self.recursion_hits:
-            found.update(ne[nid])
+            found.update(ne(nid))
         for hs in self.field_hits.values():
             for nid in hs:
-                found.update(ne[nid])
+                found.update(ne(nid))
         return found

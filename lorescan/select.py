@@ -64,38 +64,53 @@ def gate(ev: "_Evaluation", ce: CompiledEntry, state: int) -> tuple[bool, str]:
         return True, "sticky"
     if not isinstance(ce.keys, list) or not ce.keys:
         return False, "no keys"
-    return match_entry(ev.buffer, ev.keys_for(ce), ev.secondary_for(ce), ce, state)
+    index = ev.index
+    return match_entry(ev.buffer, index.primary.get(gid, ()), index.secondary.get(gid, ()), ce, state,
+                       ev.trace is not None)
+
+
+def _raw(ce_keys: object, i: int) -> str:
+    return ce_keys[i] if isinstance(ce_keys, list) and i < len(ce_keys) else "?"  # type: ignore[index]
 
 
 def match_entry(buffer: ScanBuffer, primary: Sequence, secondary: Sequence, ce: CompiledEntry,
-                state: int) -> tuple[bool, str]:
-    """Primary keys, then the secondary keys under the entry's selective logic."""
+                state: int, explain: bool = True) -> tuple[bool, str]:
+    """Primary keys, then the secondary keys under the entry's selective logic.
+
+    The reason is only spelled out when ``explain`` is set (tracing), to keep the hot path lean.
+    """
     depth = buffer.entry_depth(ce)
     with_rec = state != MIN_ACTIVATIONS
-    hit = None
-    for key in primary:
-        if buffer.key_matches(key, ce, depth, with_rec):
-            hit = key
+    matches = buffer.key_matches
+    hit = -1
+    for i, key in enumerate(primary):
+        if matches(key, ce, depth, with_rec):
+            hit = i
             break
-    if hit is None:
+    if hit < 0:
         return False, "no primary key matched"
-    if not (ce.selective and secondary):
-        return True, f"primary key {hit.raw!r} matched"
-    logic = _js.nullish(ce.selective_logic, 0)
+    p = repr(_raw(ce.keys, hit)) if explain else ""
+    if not (secondary and ce.selective):
+        return True, f"primary key {p} matched" if explain else ""
+    logic = ce.selective_logic
+    if logic is None:
+        logic = 0
     any_match, all_match = False, True
-    for key in secondary:
-        m = buffer.key_matches(key, ce, depth, with_rec)
+    for i, key in enumerate(secondary):
+        m = matches(key, ce, depth, with_rec)
         any_match = any_match or m
         all_match = all_match and m
-        if _strict_eq(logic, SelectiveLogic.AND_ANY) and m:
-            return True, f"primary key {hit.raw!r} and secondary key {key.raw!r} matched (AND ANY)"
-        if _strict_eq(logic, SelectiveLogic.NOT_ALL) and not m:
-            return True, f"primary key {hit.raw!r} matched, secondary key {key.raw!r} did not (NOT ALL)"
+        if m and _strict_eq(logic, SelectiveLogic.AND_ANY):
+            return True, (f"primary key {p} and secondary key {_raw(ce.keys_secondary, i)!r} matched (AND ANY)"
+                          if explain else "")
+        if not m and _strict_eq(logic, SelectiveLogic.NOT_ALL):
+            return True, (f"primary key {p} matched, secondary key {_raw(ce.keys_secondary, i)!r} did not "
+                          f"(NOT ALL)" if explain else "")
     if _strict_eq(logic, SelectiveLogic.NOT_ANY) and not any_match:
-        return True, f"primary key {hit.raw!r} matched, no secondary key did (NOT ANY)"
+        return True, f"primary key {p} matched, no secondary key did (NOT ANY)" if explain else ""
     if _strict_eq(logic, SelectiveLogic.AND_ALL) and all_match:
-        return True, f"primary key {hit.raw!r} and every secondary key matched (AND ALL)"
-    return False, f"primary key {hit.raw!r} matched but the secondary keys failed (logic {logic!r})"
+        return True, f"primary key {p} and every secondary key matched (AND ALL)" if explain else ""
+    return False, f"primary key {p} matched but the secondary keys failed (logic {logic!r})" if explain else ""
 
 
 def _strict_eq(value: object, number: int) -> bool:
