@@ -26,8 +26,8 @@ def test_core_imports_without_cli_dependencies() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; sys.modules['rich'] = None; import lorescan, lorescan.engine; "
-            "print(sorted(m for m in sys.modules if m.startswith(('rich', 'argparse'))))")
+    code = ("import sys; import lorescan, lorescan.engine, lorescan.replay, lorescan.explain; "
+            "print(sorted(m for m in sys.modules if m.startswith(('rich', 'lorescan.cli', 'yaml'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

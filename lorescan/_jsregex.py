@@ -1,0 +1,660 @@
+"""JavaScript regular expressions for SillyTavern ``/pattern/flags`` keys, run on the ``regex`` module.
+
+A small recursive-descent translator reads the JavaScript pattern (ECMAScript 2025; Annex B rules
+when the ``u`` flag is absent) and emits an equivalent ``regex`` (VERSION0) pattern in which every
+construct is explicit: ``\\w \\d \\b`` are ASCII, ``\\s`` is JavaScript's whitespace set, ``.``, ``^``
+and ``$`` follow JavaScript's line terminators, literals are escaped. Without ``u`` the text is
+matched as UTF-16 code units and ``i`` uses JavaScript's ``Canonicalize`` (``toUpperCase`` of a single
+unit, never mapping into ASCII from outside it, so the Kelvin sign and long s stay apart from k/s),
+expanded into explicit character sets. Searches run with a timeout.
+
+Known differences from JavaScript:
+
+* Captures inside a quantified group are not cleared between iterations, so a backreference after
+  such a loop can see a capture from an earlier iteration (JavaScript sees "undefined" = empty).
+* JavaScript rejects an iteration beyond the minimum that matches the empty string and backtracks
+  into it; ``regex`` accepts it. Only spans and captures differ (e.g. ``/(a*?)+/`` on "a" matches
+  "a" in JavaScript and "" here), so ``test`` agrees unless a backreference reads such a capture.
+* Lookbehind is matched left-to-right; captures and backreferences inside a lookbehind can differ.
+* With ``i``, backreferences compare with ``regex`` simple case folding, not JS ``Canonicalize``;
+  with ``u`` + ``i`` all case-insensitive matching uses ``regex``'s simple folding (≈ JS ``scf``;
+  its extra pairing of U+0130/U+0131 with i/I is undone explicitly).
+* ``\\p{…}`` uses the ``regex`` module's Unicode version; script names are validated by ``regex``,
+  ``Changes_When_NFKC_Casefolded`` is unsupported (such a key becomes plain text).
+* Quantifier bounds above ``_MAX_REPEAT``: an upper bound becomes unbounded, a lower bound never
+  matches (exact for texts shorter than the bound, unless the quantified atom can match empty).
+* ``(?i:…)``-style modifier groups and duplicate named groups in different alternatives are accepted
+  as in ES2025 (current Chrome/Firefox); older engines (e.g. Node 20) reject them. No ``v`` flag.
+* A JavaScript-valid pattern that ``regex`` still refuses to compile becomes plain text (``None``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from typing import Callable, Union
+
+import regex
+
+__all__ = ["JsRegex", "JsRegexSyntaxError", "RegexTimeout", "REGEX_TIMEOUT_SECONDS",
+           "parse_regex_key", "timeout_count"]
+
+#: Seconds one search may run before it is abandoned (read at call time, so callers may change it).
+REGEX_TIMEOUT_SECONDS: float = 0.25
+_MAX_REPEAT = 100_000
+_MAXCP = 0x10FFFF
+_TIMEOUTS = [0]
+
+Intervals = list[tuple[int, int]]
+_Item = Union[int, tuple[Intervals, list[str]]]  # a class atom: one code unit, or a set
+
+
+class RegexTimeout(Exception):
+    """A search exceeded :data:`REGEX_TIMEOUT_SECONDS` (raised only with ``strict=True``)."""
+
+
+class JsRegexSyntaxError(ValueError):
+    """``new RegExp(source, flags)`` would throw (or the pattern cannot be expressed)."""
+
+
+def timeout_count() -> int:
+    """How many searches have timed out in this process."""
+    return _TIMEOUTS[0]
+
+
+# --------------------------------------------------------------------------- character sets
+
+def _norm(iv: Intervals) -> Intervals:
+    out: Intervals = []
+    for lo, hi in sorted(iv):
+        if out and lo <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(hi, out[-1][1]))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _complement(iv: Intervals) -> Intervals:
+    out: Intervals = []
+    nxt = 0
+    for lo, hi in _norm(iv):
+        if lo > nxt:
+            out.append((nxt, lo - 1))
+        nxt = hi + 1
+    return out + [(nxt, _MAXCP)] if nxt <= _MAXCP else out
+
+
+def _lit(cp: int) -> str:
+    """One code point as a ``regex`` literal that is special nowhere (in or out of a set)."""
+    if cp < 128 and chr(cp).isalnum():
+        return chr(cp)
+    return f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}" if cp < 0x10000 else f"\\U{cp:08x}"
+
+
+def _body(iv: Intervals) -> str:
+    return "".join(_lit(lo) if lo == hi else _lit(lo) + ("" if hi == lo + 1 else "-") + _lit(hi)
+                   for lo, hi in _norm(iv))
+
+
+def _chars(s: str) -> Intervals:
+    return [(ord(c), ord(c)) for c in s]
+
+
+def _cls(body: str, negated: bool) -> str:
+    if negated:
+        return "[^" + body + "]" if body else _ANY
+    return "[" + body + "]" if body else _NEVER
+
+
+_ANY = "[\\x00-\\U0010ffff]"
+_NEVER = "(?:(?!))"
+_DIGIT: Intervals = [(0x30, 0x39)]
+_WORD: Intervals = [(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)]
+_WORD_UI: Intervals = _WORD + [(0x17F, 0x17F), (0x212A, 0x212A)]  # JS \w with u+i
+_LT = _chars("\n\r\u2028\u2029")
+_SPACE = _norm(_chars("\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff") + [(0x2000, 0x200A)])
+_TURK = "[\\u0130\\u0131]"  # regex's IGNORECASE pairs these with i/I; JS simple folding does not
+_TURKISH_I = (0x49, 0x69, 0x130, 0x131)
+_WUI = f"(?!{_TURK})[{_body(_WORD)}]"  # with IGNORECASE, regex folding adds U+017F/U+212A as JS does
+_BOUNDARY_UI = {"b": f"(?:(?<={_WUI})(?!{_WUI})|(?<!{_WUI})(?={_WUI}))",
+                "B": f"(?:(?<={_WUI})(?={_WUI})|(?<!{_WUI})(?!{_WUI}))"}
+_ANCHOR = {("^", False): "\\A", ("$", False): "\\Z",
+           ("^", True): f"(?<![^{_body(_LT)}])", ("$", True): f"(?![^{_body(_LT)}])"}
+
+
+@functools.cache
+def _case_table() -> tuple[list[int], dict[int, tuple[int, ...]]]:
+    """JS non-``u`` ``Canonicalize`` classes of size > 1 over UTF-16 code units."""
+    groups: dict[int, list[int]] = {}
+    for cp in range(0x10000):
+        up = chr(cp).upper()
+        canon = cp if len(up) != 1 or (cp >= 128 and ord(up) < 128) else ord(up)
+        groups.setdefault(canon, []).append(cp)
+    eq = {m: tuple(ms) for ms in groups.values() if len(ms) > 1 for m in ms}
+    return sorted(eq), eq
+
+
+def _closure(iv: Intervals) -> Intervals:
+    """Every code unit whose JS non-``u`` canonical form equals that of a member of ``iv``."""
+    keys, eq = _case_table()
+    extra = list(iv)
+    for lo, hi in iv:
+        for cp in keys[bisect.bisect_left(keys, lo):bisect.bisect_right(keys, hi)]:
+            extra.extend((m, m) for m in eq[cp])
+    return _norm(extra)
+
+
+_ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
+
+
+def _pair(m: re.Match[str]) -> str:
+    v = ord(m.group()) - 0x10000
+    return chr(0xD800 + (v >> 10)) + chr(0xDC00 + (v & 0x3FF))
+
+
+def _utf16(text: str) -> str:
+    """The string as JavaScript sees it: astral characters become surrogate pairs."""
+    return _ASTRAL.sub(_pair, text) if _ASTRAL.search(text) else text
+
+
+def _from_utf16(text: str, k: int) -> int:
+    """The Python index of UTF-16 index ``k`` in ``text`` (an index inside a pair rounds up)."""
+    units = 0
+    for idx, ch in enumerate(text):
+        if units >= k:
+            return idx
+        units += 2 if ord(ch) > 0xFFFF else 1
+    return len(text)
+
+
+# --------------------------------------------------------------------------- \p{…} names
+
+def _aliases(table: str) -> dict[str, str]:
+    """``"A a1,B b1 b2"`` → every alias mapped to the first name of its comma-separated group."""
+    return {alias: grp.split()[0] for grp in table.split(",") for alias in grp.split()}
+
+
+_GC = _aliases(
+    "LC Cased_Letter,Pe Close_Punctuation,Pc Connector_Punctuation,Cc Control cntrl,Sc Currency_Symbol,"
+    "Pd Dash_Punctuation,Nd Decimal_Number digit,Me Enclosing_Mark,Pf Final_Punctuation,Cf Format,"
+    "Pi Initial_Punctuation,L Letter,Nl Letter_Number,Zl Line_Separator,Ll Lowercase_Letter,"
+    "M Mark Combining_Mark,Sm Math_Symbol,Lm Modifier_Letter,Sk Modifier_Symbol,Mn Nonspacing_Mark,"
+    "N Number,Ps Open_Punctuation,C Other,Lo Other_Letter,No Other_Number,Po Other_Punctuation,"
+    "So Other_Symbol,Zp Paragraph_Separator,Co Private_Use,P Punctuation punct,Z Separator,"
+    "Zs Space_Separator,Mc Spacing_Mark,Cs Surrogate,S Symbol,Lt Titlecase_Letter,Cn Unassigned,"
+    "Lu Uppercase_Letter")
+_BINARY = _aliases(
+    "ASCII,ASCII_Hex_Digit AHex,Alphabetic Alpha,Any,Assigned,Bidi_Control Bidi_C,Bidi_Mirrored Bidi_M,"
+    "Case_Ignorable CI,Cased,Changes_When_Casefolded CWCF,Changes_When_Casemapped CWCM,"
+    "Changes_When_Lowercased CWL,Changes_When_NFKC_Casefolded CWKCF,Changes_When_Titlecased CWT,"
+    "Changes_When_Uppercased CWU,Dash,Default_Ignorable_Code_Point DI,Deprecated Dep,Diacritic Dia,"
+    "Emoji,Emoji_Component EComp,Emoji_Modifier EMod,Emoji_Modifier_Base EBase,Emoji_Presentation EPres,"
+    "Extended_Pictographic ExtPict,Extender Ext,Grapheme_Base Gr_Base,Grapheme_Extend Gr_Ext,"
+    "Hex_Digit Hex,IDS_Binary_Operator IDSB,IDS_Trinary_Operator IDST,ID_Continue IDC,ID_Start IDS,"
+    "Ideographic Ideo,Join_Control Join_C,Logical_Order_Exception LOE,Lowercase Lower,Math,"
+    "Noncharacter_Code_Point NChar,Pattern_Syntax Pat_Syn,Pattern_White_Space Pat_WS,"
+    "Quotation_Mark QMark,Radical,Regional_Indicator RI,Sentence_Terminal STerm,Soft_Dotted SD,"
+    "Terminal_Punctuation Term,Unified_Ideograph UIdeo,Uppercase Upper,Variation_Selector VS,"
+    "White_Space space,XID_Continue XIDC,XID_Start XIDS")
+_SCRIPT_KEYS = {"Script": "sc", "sc": "sc", "Script_Extensions": "scx", "scx": "scx"}
+
+
+def _property(body: str) -> str:
+    """A JS ``\\p{body}`` as a ``regex`` property name (JS names are exact and case-sensitive)."""
+    key, eq, value = body.partition("=")
+    if not eq and (body in _GC or body in _BINARY):
+        return "gc=" + _GC[body] if body in _GC else _BINARY[body]
+    if key in ("General_Category", "gc") and value in _GC:
+        return "gc=" + _GC[value]
+    if key in _SCRIPT_KEYS and re.fullmatch(r"[A-Za-z][A-Za-z_]*", value):
+        return f"{_SCRIPT_KEYS[key]}={value}"
+    raise JsRegexSyntaxError(f"Invalid property name {body!r}")
+
+
+# --------------------------------------------------------------------------- translator
+
+_SYNTAX = set("^$\\.*+?()[]{}|/")
+_CONTROL = {"f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
+_HEX = set("0123456789abcdefABCDEF")
+_DIGITS = set("0123456789")
+_NAME_ESC = re.compile(r"u(?:([0-9a-fA-F]{4})|\{([0-9a-fA-F]+)\})")
+_BRACED = re.compile(r"\{([0-9]+)(,([0-9]*))?\}")
+_DECIMAL = re.compile(r"[0-9]+")
+_PROP = re.compile(r"\{([A-Za-z0-9_=]+)\}")
+_U4 = re.compile(r"[0-9a-fA-F]{4}")
+_UBRACE = re.compile(r"\{([0-9a-fA-F]+)\}")
+_TRAIL = re.compile(r"\\u([dD][c-fC-F][0-9a-fA-F]{2})")
+_MODIFIERS = re.compile(r"\?([ims]*)(?:-([ims]*))?:")
+
+
+def _name_char(k: int, ch: str) -> bool:
+    """May ``ch`` stand at index ``k`` of a JavaScript identifier (ID_Start/ID_Continue, ``$ _ ZWNJ ZWJ``)?"""
+    return ch in "$_" or bool(k and ch in "\u200c\u200d") or ("a" + ch if k else ch).isidentifier()
+
+
+class _Translator:
+    """One-shot JavaScript-pattern → ``regex``-pattern translation (``translate()``)."""
+
+    def __init__(self, source: str, flags: str) -> None:
+        self.u = "u" in flags
+        self.src = source if self.u else _utf16(source)
+        self.n, self.pos, self.cap, self.ndisj = len(self.src), 0, 0, 0
+        self.i, self.m, self.s = "i" in flags, "m" in flags, "s" in flags
+        self.open: list[int] = []  # capture groups being parsed
+        self.path: list[tuple[int, int]] = []  # (disjunction id, alternative index) from the root
+        self.seen: dict[str, list[tuple[tuple[int, int], ...]]] = {}
+        self.names: dict[str, list[int]] = {}
+        self.ncaps = self._prescan()
+
+    def err(self, msg: str) -> JsRegexSyntaxError:
+        return JsRegexSyntaxError(f"{msg} at {self.pos} in /{self.src}/")
+
+    def peek(self, k: int = 0) -> str:
+        return self.src[self.pos + k] if self.pos + k < self.n else ""
+
+    def _prescan(self) -> int:
+        """Count capturing groups and collect group names (they decide what ``\\k`` and ``\\N`` mean)."""
+        src, count, i, in_cls = self.src, 0, 0, False
+        while i < self.n:
+            c = src[i]
+            if c == "\\":
+                i += 1
+            elif in_cls:
+                in_cls = c != "]"
+            elif c == "[":
+                in_cls = True
+            elif c == "(" and not src.startswith("?", i + 1):
+                count += 1
+            elif c == "(" and src.startswith("?<", i + 1) and src[i + 3:i + 4] not in ("=", "!"):
+                count += 1
+                self.names.setdefault(self._read_name(i + 3)[0], []).append(count)
+            i += 1
+        return count
+
+    def _read_name(self, i: int) -> tuple[str, int]:
+        """The GroupName ``name>`` starting at ``i``: the decoded name and the index after ``>``."""
+        out: list[str] = []
+        while i < self.n and self.src[i] != ">":
+            c = self.src[i]
+            if c == "\\":
+                m = _NAME_ESC.match(self.src, i + 1)
+                if not m or int(m.group(1) or m.group(2), 16) > _MAXCP:
+                    raise self.err("Invalid capture group name")
+                c, i = chr(int(m.group(1) or m.group(2), 16)), m.end() - 1
+            out.append(c)
+            i += 1
+        try:
+            name = "".join(out).encode("utf-16", "surrogatepass").decode("utf-16")
+        except UnicodeDecodeError:
+            name = ""
+        if i >= self.n or not name or not all(_name_char(k, ch) for k, ch in enumerate(name)):
+            raise self.err("Invalid capture group name")
+        return name, i + 1
+
+    # ---- structure
+
+    def translate(self) -> str:
+        out = self.disjunction()
+        if self.pos < self.n:
+            raise self.err("Unmatched ')'")
+        return out
+
+    def disjunction(self) -> str:
+        did, alts = self.ndisj, list[str]()
+        self.ndisj += 1
+        while True:
+            self.path.append((did, len(alts)))
+            parts = []
+            while self.pos < self.n and self.src[self.pos] not in "|)":
+                parts.append(self.term())
+            alts.append("".join(parts))
+            self.path.pop()
+            if self.peek() != "|":
+                return "|".join(alts)
+            self.pos += 1
+
+    def term(self) -> str:
+        atom, kind = self.atom()
+        q = self.quantifier()
+        if q is None:
+            return atom
+        if kind == "assert" or (kind == "lookahead" and self.u):
+            raise self.err("Invalid quantifier")
+        return ("(?:" + atom + ")" if kind == "lookahead" else atom) + q
+
+    def braced(self) -> tuple[str, int] | None:
+        """A ``{n}``/``{n,}``/``{n,m}`` quantifier at ``pos`` as (``regex`` text, end), else None."""
+        m = _BRACED.match(self.src, self.pos)
+        if not m:
+            return None
+        lo = int(m.group(1))
+        hi = lo if m.group(2) is None else (int(m.group(3)) if m.group(3) else None)
+        if hi is not None and hi < lo:
+            raise self.err("numbers out of order in {} quantifier")
+        if lo > _MAX_REPEAT:
+            return "{0}" + _NEVER, m.end()
+        if hi is None or hi > _MAX_REPEAT:
+            return f"{{{lo},}}", m.end()
+        return (f"{{{lo}}}" if hi == lo else f"{{{lo},{hi}}}"), m.end()
+
+    def quantifier(self) -> str | None:
+        c = self.peek()
+        if c in ("*", "+", "?"):
+            q, self.pos = c, self.pos + 1
+        elif c == "{" and (b := self.braced()) is not None:
+            q, self.pos = b
+        elif c == "{" and self.u:
+            raise self.err("Incomplete quantifier")
+        else:
+            return None  # without u, a "{" that is no quantifier is a literal
+        if self.peek() == "?":
+            self.pos += 1
+            return q if q.endswith(_NEVER) else q + "?"
+        return q
+
+    def atom(self) -> tuple[str, str]:
+        """One atom or assertion: (``regex`` text, kind ``atom``/``assert``/``lookahead``)."""
+        c = self.src[self.pos]
+        if c == "{" and (self.u or self.braced() is not None) or c in "*+?":
+            raise self.err("Nothing to repeat")
+        self.pos += 1
+        if c in "^$":
+            return _ANCHOR[(c, self.m)], "assert"
+        if c == "\\":
+            return self.atom_escape()
+        if c == "(":
+            return self.group()
+        if c == "[":
+            return self.char_class(), "atom"
+        if c == ".":
+            return (_ANY if self.s else self.emit_set(_LT, True)), "atom"
+        if c in "]}" and self.u:
+            raise self.err("Lone quantifier brackets")
+        return self.char(ord(c)), "atom"
+
+    def group(self) -> tuple[str, str]:
+        start, kind, py = self.pos, "atom", "("
+        saved = (self.i, self.m, self.s)
+        if self.peek() != "?":
+            self.cap += 1
+        elif self.src.startswith(("?=", "?!"), start):
+            kind, py, self.pos = "lookahead", "(" + self.src[start:start + 2], start + 2
+        elif self.src.startswith(("?<=", "?<!"), start):
+            kind, py, self.pos = "assert", "(" + self.src[start:start + 3], start + 3
+        elif self.src.startswith("?<", start):
+            name, self.pos = self._read_name(start + 2)
+            self.cap += 1
+            here = tuple(self.path)  # ES2025: a duplicate name must sit in another alternative
+            for other in self.seen.get(name, []):
+                k = next((j for j, (a, b) in enumerate(zip(here, other)) if a != b), None)
+                if k is None or here[k][0] != other[k][0]:
+                    raise self.err("Duplicate capture group name")
+            self.seen.setdefault(name, []).append(here)
+        else:  # ES2025 modifiers (?ims-ims:...)
+            m = _MODIFIERS.match(self.src, start)
+            on, off = (m.group(1), m.group(2) or "") if m else ("", "")
+            if not m or len(set(on + off)) != len(on + off) or (m.group(2) is not None and not on + off):
+                raise self.err("Invalid group")
+            self.pos = m.end()
+            for f in on + off:
+                setattr(self, f, f in on)
+            py = ("(?i:" if "i" in on else "(?-i:") if self.u and "i" in on + off else "(?:"
+        if py == "(":
+            self.open.append(self.cap)
+        body = self.disjunction()
+        if py == "(":
+            self.open.pop()
+        if self.peek() != ")":
+            raise self.err("Unterminated group")
+        self.pos += 1
+        self.i, self.m, self.s = saved
+        return py + body + ")", kind
+
+    # ---- escapes and characters
+
+    def char(self, cp: int) -> str:
+        if self.i and (not self.u or cp in _TURKISH_I):
+            return self.emit_set([(cp, cp)])
+        return _lit(cp)
+
+    def backref(self, groups: list[int]) -> str:
+        """``\\N``/``\\k<n>``: an unset group (or one still open) matches the empty string, as in JS."""
+        out = ""
+        for g in reversed([g for g in groups if g not in self.open]):
+            ref = f"\\g<{g}>" if not self.i or self.u else f"(?i:\\g<{g}>)"
+            out = f"(?({g}){ref}|{out})"
+        return "(?:" + out + ")"
+
+    def class_escape(self, c: str) -> Intervals:
+        base = {"d": _DIGIT, "s": _SPACE, "w": _WORD_UI if self.u and self.i else _WORD}[c.lower()]
+        return _complement(base) if c.isupper() else base
+
+    def prop(self) -> str:
+        neg = self.src[self.pos] == "P"
+        m = _PROP.match(self.src, self.pos + 1)
+        if not m:
+            raise self.err("Invalid property name")
+        self.pos = m.end()
+        return ("\\P{" if neg else "\\p{") + _property(m.group(1)) + "}"
+
+    def legacy_octal(self) -> int:
+        end, v = self.pos + (3 if self.src[self.pos] in "0123" else 2), 0
+        while self.pos < min(end, self.n) and self.src[self.pos] in "01234567":
+            v, self.pos = v * 8 + int(self.src[self.pos]), self.pos + 1
+        return v
+
+    def atom_escape(self) -> tuple[str, str]:
+        if self.pos >= self.n:
+            raise self.err("\\ at end of pattern")
+        c = self.src[self.pos]
+        if c in "bB":
+            self.pos += 1
+            return (_BOUNDARY_UI[c] if self.u and self.i else f"(?a:\\{c})"), "assert"
+        if c in "123456789":
+            num = _DECIMAL.match(self.src, self.pos)
+            assert num is not None
+            if int(num.group()) <= self.ncaps:
+                self.pos = num.end()
+                return self.backref([int(num.group())]), "atom"
+            if self.u:
+                raise self.err("Invalid escape")
+            if c in "89":
+                self.pos += 1
+                return self.char(ord(c)), "atom"
+            return self.char(self.legacy_octal()), "atom"
+        if c == "0" and self.peek(1) in _DIGITS:
+            if self.u:
+                raise self.err("Invalid decimal escape")
+            return self.char(self.legacy_octal()), "atom"
+        if c == "k" and (self.u or self.names):
+            if self.peek(1) != "<":
+                raise self.err("Invalid named reference")
+            name, self.pos = self._read_name(self.pos + 2)
+            if name not in self.names:
+                raise self.err("Invalid named capture referenced")
+            return self.backref(self.names[name]), "atom"
+        if c in "dDwWsS":
+            self.pos += 1
+            return self.emit_set(self.class_escape(c.lower()), c.isupper()), "atom"
+        if c in "pP" and self.u:
+            return self.prop(), "atom"
+        return self.char(self.char_escape(False)), "atom"
+
+    def char_escape(self, in_class: bool) -> int:
+        """A CharacterEscape after ``\\`` (Annex B identity escapes without ``u``)."""
+        c = self.src[self.pos]
+        self.pos += 1
+        if c in _CONTROL:
+            return _CONTROL[c]
+        if c == "0" and self.peek() not in _DIGITS:
+            return 0
+        if c == "c":
+            x = self.peek()
+            if x.isascii() and (x.isalpha() or (in_class and not self.u and (x in _DIGITS or x == "_"))):
+                self.pos += 1
+                return ord(x) % 32
+            if self.u:
+                raise self.err("Invalid unicode escape")
+            self.pos -= 1  # "\c" is a literal backslash; the "c" is read next
+            return 0x5C
+        if c == "x" and self.n - self.pos >= 2 and set(self.src[self.pos:self.pos + 2]) <= _HEX:
+            self.pos += 2
+            return int(self.src[self.pos - 2:self.pos], 16)
+        if c == "u":
+            m = (_UBRACE if self.u and self.peek() == "{" else _U4).match(self.src, self.pos)
+            if m:
+                v = int(m.group(1) if m.groups() else m.group(), 16)
+                if v > _MAXCP:
+                    raise self.err("Invalid Unicode escape")
+                self.pos = m.end()
+                t = _TRAIL.match(self.src, self.pos)
+                if self.u and m.re is _U4 and 0xD800 <= v <= 0xDBFF and t:  # \uLEAD\uTRAIL
+                    self.pos = t.end()
+                    v = 0x10000 + ((v - 0xD800) << 10) + int(t.group(1), 16) - 0xDC00
+                return v
+        if self.u and not (c in _SYNTAX or (in_class and c == "-")):
+            raise self.err("Invalid escape")
+        return ord(c)
+
+    # ---- character classes
+
+    def class_atom(self) -> _Item:
+        c = self.src[self.pos]
+        self.pos += 1
+        if c != "\\":
+            return ord(c)
+        e = self.peek()
+        if not e:
+            raise self.err("\\ at end of pattern")
+        if e in "pP" and self.u:
+            return [], [self.prop()]
+        if e in "b-dDwWsS":
+            self.pos += 1
+            return 8 if e == "b" else 45 if e == "-" else (self.class_escape(e), [])
+        if e in _DIGITS:
+            if self.u and (e != "0" or self.peek(1) in _DIGITS):
+                raise self.err("Invalid class escape")
+            if self.u or e in "89":
+                self.pos += 1
+                return 0 if e == "0" else ord(e)
+            return self.legacy_octal()
+        if e == "k" and self.names:
+            raise self.err("Invalid escape")
+        return self.char_escape(True)
+
+    def char_class(self) -> str:
+        neg = self.peek() == "^"
+        self.pos += neg
+        iv: Intervals = []
+        props: list[str] = []
+        while True:
+            if self.pos >= self.n:
+                raise self.err("Unterminated character class")
+            if self.src[self.pos] == "]":
+                self.pos += 1
+                return self.emit_set(iv, neg, props)
+            items = [self.class_atom()]
+            if self.peek() == "-" and self.peek(1) not in ("]", ""):
+                self.pos += 1
+                items.append(self.class_atom())
+                a, b = items
+                if isinstance(a, int) and isinstance(b, int):
+                    if a > b:
+                        raise self.err("Range out of order in character class")
+                    iv.append((a, b))
+                    continue
+                if self.u:
+                    raise self.err("Invalid character class")
+                items.insert(1, 45)  # Annex B: [\d-z] is \d, "-" and "z"
+            for item in items:
+                if isinstance(item, int):
+                    iv.append((item, item))
+                else:
+                    iv.extend(item[0])
+                    props.extend(item[1])
+
+    def emit_set(self, iv: Intervals, negated: bool = False, props: list[str] | None = None) -> str:
+        """A character set as ``regex`` text, with JavaScript's case-insensitive membership."""
+        if not self.u:
+            iv = _closure(iv) if self.i else _norm(iv)
+            iv = _complement(iv) if negated else iv
+            if len(iv) == 1 and iv[0][0] == iv[0][1]:
+                return _lit(iv[0][0])
+            return _cls(_body(iv), False)
+        extra = "".join(props or [])
+        if self.i and (extra or any(lo <= t <= hi for t in _TURKISH_I for lo, hi in iv)):
+            rest = _body(_complement(_complement(iv) + [(0x130, 0x131)])) + extra
+            return (f"(?:(?!{_TURK}){_cls(rest, negated)}"
+                    f"|(?={_TURK})(?-i:{_cls(_body(iv) + extra, negated)}))")
+        return _cls(_body(iv) + extra, negated)
+
+
+# --------------------------------------------------------------------------- public API
+
+class JsRegex:
+    """A compiled JavaScript ``new RegExp(source, flags)``; raises :class:`JsRegexSyntaxError`."""
+
+    __slots__ = ("source", "flags", "py_pattern", "timed_out", "_rx", "_run", "_utf16")
+
+    def __init__(self, source: str, flags: str = "") -> None:
+        if len(set(flags)) != len(flags) or not set(flags) <= set("dgimsuy"):
+            raise JsRegexSyntaxError(f"Invalid flags {flags!r}")
+        self.source, self.flags = source, flags
+        self.py_pattern = _Translator(source, flags).translate()
+        opts = regex.VERSION0 | (regex.IGNORECASE if "u" in flags and "i" in flags else 0)
+        try:
+            self._rx = regex.compile(self.py_pattern, opts)
+        except (regex.error, OverflowError, MemoryError, RecursionError) as exc:
+            raise JsRegexSyntaxError(f"cannot compile /{source}/{flags}: {exc}") from exc
+        self._run: Callable[..., regex.Match[str] | None] = (
+            self._rx.match if "y" in flags else self._rx.search)  # sticky: lastIndex 0 only
+        self._utf16 = "u" not in flags
+        #: Whether the last ``test``/``search_span`` call hit the timeout.
+        self.timed_out = False
+
+    def __repr__(self) -> str:
+        return f"JsRegex(/{self.source}/{self.flags})"
+
+    def _match(self, text: str, strict: bool) -> tuple[str, regex.Match[str] | None]:
+        s = _utf16(text) if self._utf16 else text
+        try:
+            m = self._run(s, timeout=REGEX_TIMEOUT_SECONDS)
+        except TimeoutError as exc:
+            self.timed_out = True
+            _TIMEOUTS[0] += 1
+            if strict:
+                raise RegexTimeout(f"/{self.source}/{self.flags} timed out") from exc
+            return s, None
+        self.timed_out = False
+        return s, m
+
+    def test(self, text: str, *, strict: bool = False) -> bool:
+        """``RegExp.prototype.test(text)`` with lastIndex 0; a timeout gives False and sets ``timed_out``."""
+        return self._match(text, strict)[1] is not None
+
+    def search_span(self, text: str, *, strict: bool = False) -> tuple[int, int] | None:
+        """The span (Python indices into ``text``) of the first match, or None (also on timeout)."""
+        s, m = self._match(text, strict)
+        if m is None:
+            return None
+        start, end = int(m.start()), int(m.end())
+        if len(s) == len(text):
+            return start, end
+        return _from_utf16(text, start), _from_utf16(text, end)
+
+
+_KEY = re.compile(r"/([\s\S]+?)/([gimsuy]*)")
+_UNESCAPED_SLASH = re.compile(r"(?:^|[^\\])/")
+
+
+@functools.lru_cache(maxsize=4096)
+def parse_regex_key(key: str) -> JsRegex | None:
+    """SillyTavern's ``parseRegexFromString``: a :class:`JsRegex`, or ``None`` when the key is plain text."""
+    m = _KEY.fullmatch(key)
+    if not m or _UNESCAPED_SLASH.search(m.group(1)):
+        return None
+    try:
+        return JsRegex(m.group(1).replace("\\/", "/", 1), m.group(2))
+    except (JsRegexSyntaxError, RecursionError):
+        return None
