@@ -1,0 +1,103 @@
+"""The author tools on the bundled sample book and chat: replay, explain, scan, test."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from lorescan import Lorebook, run_scenario
+from lorescan.cli.main import main
+from lorescan.load import load
+
+from .conftest import ROOT, TESTS
+
+BOOK = str(ROOT / "corpora" / "saltmere.json")
+CHAT = str(ROOT / "corpora" / "saltmere-chat.jsonl")
+SETTINGS = str(ROOT / "corpora" / "saltmere-settings.json")
+
+
+def _json_lines(capsys) -> list[dict]:
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+
+
+def test_replay_json_lists_every_generation(capsys) -> None:
+    assert main(["replay", "--book", BOOK, "--chat", CHAT, "--json", "--tokenizer", "chars4"]) == 0
+    gens = _json_lines(capsys)
+    assert [g["generation"] for g in gens] == [2, 4, 6, 8, 10, 12]
+    assert gens[0]["activated"] == ["saltmere.0", "saltmere.1", "saltmere.8"]
+    assert gens[0]["depth"] == [{"depth": 2, "role": 0, "entries": ["[The fog thickens whenever someone lies nearby.]"]}]
+    assert gens[2]["activated"] == ["saltmere.0", "saltmere.2", "saltmere.3", "saltmere.7"]
+    assert gens[2]["timed"]["sticky"] == {"saltmere.3": {"start": 6, "end": 9, "protected": False}}
+    assert gens[3]["activated"][0] == "saltmere.3"          # sticky: first, without its key
+    assert gens[3]["new"] == ["saltmere.6"] and "saltmere.1" not in gens[3]["gone"]
+    # ceil((len(content 0) + len(content 1) + len(content 8) + 3 newlines) / 4) = ceil(274 / 4)
+    assert gens[0]["budget"] == {"limit": 1024, "used": 69, "overflowed": False}
+
+
+def test_replay_equals_the_scenario_runner_on_each_prefix(capsys) -> None:
+    assert main(["replay", "--book", BOOK, "--chat", CHAT, "--json", "--settings", SETTINGS,
+                 "--tokenizer", "words"]) == 0
+    gens = _json_lines(capsys)
+    chat = load(CHAT).chat
+    book = load(BOOK).books[0]
+    settings = json.loads(Path(SETTINGS).read_text())
+    settings.pop("tokenizer")
+    messages = [m.model_dump(include={"name", "is_user", "is_system", "mes"}) for m in chat.messages]
+    entries = [e.to_json() for e in book.entries]
+    draws = random.Random(0)          # the replay's seed (--seed 0): the same draws, turn by turn
+    turns = [{"chat": messages[: g["generation"]], "random": [draws.random() for _ in range(g["rolls"])]}
+             for g in gens]
+    scenario = {"books": [{"name": "saltmere", "scope": "global", "entries": entries}], "settings": settings, "user_name": "Rowan", "char_name": "Ines",
+                "tokenizer": "words", "turns": turns, "st_version": "1.18.0"}
+    expected = run_scenario(scenario)["turns"]
+    shape = ("activated", "before", "after", "an_top", "an_bottom", "em", "depth", "outlets", "timed", "rolls")
+    assert [{k: g[k] for k in shape} for g in gens] == [{k: t[k] for k in shape} for t in expected]
+    assert isinstance(book, Lorebook) and book.name == "saltmere"
+    assert sum(g["rolls"] for g in gens) > 0          # the factions group really rolled
+
+
+def test_replay_table(capsys) -> None:
+    assert main(["replay", "--book", BOOK, "--chat", CHAT]) == 0
+    out = capsys.readouterr().out
+    assert "6 generations, 17 activations in all." in out
+    assert "saltmere.8 (at depth)" in out
+
+
+def test_explain_in_plain_words(capsys) -> None:
+    assert main(["explain", "--book", BOOK, "--chat", CHAT, "--entry", "saltmere.10", "--at", "6",
+                 "--json"]) == 0
+    exp = json.loads(capsys.readouterr().out)
+    assert exp["activated"] is True and exp["message"] == 12
+    assert exp["lines"] == ["key 'cat' matched 'cat' in message 2 at offset 30"]
+    assert main(["explain", "--book", BOOK, "--chat", CHAT, "--entry", "4", "--at", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "saltmere.4 at generation 1 (before message 2): not activated: no primary key matched"
+
+
+def test_scan_marks_matched_spans(capsys) -> None:
+    assert main(["scan", "--book", BOOK, "--text", "The keeper lit the beacon.", "--tokenizer", "chars4"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "The [keeper] lit the [beacon]."
+    assert "saltmere.1: primary key 'lighthouse' matched" not in out
+    assert any(line.startswith("saltmere.1: primary key 'beacon' matched") for line in out)
+    assert any(line.startswith("saltmere.2: primary key 'keeper' matched") for line in out)
+
+
+def test_case_file_passes_and_fails_with_exit_codes(tmp_path: Path, capsys) -> None:
+    assert main(["test", str(TESTS / "fixtures" / "cases.yaml")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "5 passed, 0 failed"
+    bad = tmp_path / "cases.json"
+    bad.write_text(json.dumps({"books": [BOOK], "cases": [
+        {"name": "wrong", "chat": [{"name": "R", "mes": "rum"}], "expect": {"activated": ["saltmere.1"]}}]}))
+    assert main(["test", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  wrong" in out and "expected saltmere.1 to be activated" in out and "0 passed, 1 failed" in out
+
+
+def test_bad_input_is_one_line(tmp_path: Path, capsys) -> None:
+    assert main(["replay", "--book", str(tmp_path / "nope.json"), "--chat", CHAT]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "nope.json" in err
+    assert main(["explain", "--book", BOOK, "--chat", CHAT, "--entry", "99"]) == 2
+    assert "no entry '99'" in capsys.readouterr().err
