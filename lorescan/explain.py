@@ -115,6 +115,14 @@ def explain(lore: Lore, result: ActivationResult, entry_key: str, chat: Sequence
         found = find_key(k, messages, depth, env, cs, ww)
         matches.extend(found)
         lines.append(_describe_key(k, found, depth, ww, cs))
+    sec = ce.keys_secondary if isinstance(ce.keys_secondary, list) else []
+    if sec and ce.selective:
+        for k in sec:
+            found = find_key(k, messages, depth, env, cs, ww)
+            matches.extend(found)
+            lines.append("secondary " + _describe_key(k, found, depth, ww, cs))
+    elif sec:
+        lines.append("secondary keys are ignored: the entry is not selective")
     gates = [e for e in events if e["event"] in ("candidate", "skipped")]
     last_gate = gates[-1] if gates else None
     verdict = _verdict(activated, events, last_gate, keys)
