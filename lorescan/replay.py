@@ -28,19 +28,12 @@ class Generation:
 
     def to_json(self) -> dict[str, Any]:
         """The conformance-shaped result plus the budget and what changed, for ``--json`` output."""
+        from .scenario import result_json
+
         r = self.result
         return {
             "generation": self.index,
-            "activated": r.activated_keys(),
-            "before": r.before,
-            "after": r.after,
-            "an_top": r.an_top,
-            "an_bottom": r.an_bottom,
-            "em": [e.model_dump() for e in r.em],
-            "depth": [g.model_dump() for g in r.depth],
-            "outlets": r.outlets,
-            "timed": r.timed.to_json(),
-            "rolls": r.rolls,
+            **result_json(r, with_outlets=True),
             "budget": {"limit": r.budget, "used": r.budget_used, "overflowed": r.overflowed},
             "new": self.new,
             "gone": self.gone,
