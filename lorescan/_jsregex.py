@@ -155,6 +155,8 @@ def _pair(m: re.Match[str]) -> str:
 
 def _utf16(text: str) -> str:
     """The string as JavaScript sees it: astral characters become surrogate pairs."""
+    if text.isascii():
+        return text
     return _ASTRAL.sub(_pair, text) if _ASTRAL.search(text) else text
 
 

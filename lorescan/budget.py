@@ -52,6 +52,8 @@ class PassContent:
         counter = meter.counter
         self._mode = "chars4" if isinstance(counter, Chars4) else "words" if isinstance(counter, Words) else "text"
         self.tokens = 0
+        self._safe_tokens = 0      # tokens of the text before the last safe boundary
+        self._tail = ""            # text since that boundary
 
     def add(self, content: str, *, ignore: bool, base: int) -> bool:
         """Append ``content + "\\n"``; whether the entry fits (always, for ``ignoreBudget``)."""
@@ -63,8 +65,17 @@ class PassContent:
         elif self._mode == "words":
             self._words += self.meter.counter.count(piece)
             self.tokens = self._words
-        else:
+        elif self._mode == "text" and not getattr(self.meter.counter, "additive_at_line_starts", False):
             self.tokens = self.meter.counter.count("".join(self.parts))
+        else:
+            # BPE pre-tokens never cross a newline followed by a non-whitespace character, so the
+            # count of the text up to such a boundary is final: count only the tail since then.
+            if self._tail and piece[:1] and not piece[:1].isspace():
+                self._safe_tokens += self.meter.counter.count(self._tail)
+                self._tail = piece
+            else:
+                self._tail += piece
+            self.tokens = self._safe_tokens + self.meter.counter.count(self._tail)
         total = base + self.tokens
         if ignore:
             self.meter.used = max(self.meter.used, total)

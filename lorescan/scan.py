@@ -40,16 +40,107 @@ class Key:
     entry's key list so traces can name the raw key.
     """
 
-    __slots__ = ("kind", "text", "regex", "raw", "cs", "ww")
+    __slots__ = ("kind", "text", "_regex", "raw", "cs", "ww", "nid")
 
     def __init__(self, kind: int, raw: str, text: str = "", regex: JsRegex | None = None,
-                 cs: bool = False, ww: bool = False) -> None:
+                 cs: bool = False, ww: bool = False, nid: int | None = None) -> None:
         self.kind = kind
         self.raw = raw
         self.text = text
-        self.regex = regex
+        self._regex = regex
         self.cs = cs
         self.ww = ww
+        self.nid = nid          # a literal every match contains (a prefilter needle), or None
+
+    @property
+    def regex(self) -> JsRegex | None:
+        """The compiled regex, built on first use; ``None`` if JavaScript would reject it (plain text)."""
+        if self._regex is None and self.kind == REGEX:
+            self._regex = parse_regex_key(self.text) or False  # type: ignore[assignment]
+        return self._regex or None
+
+
+_KEY_SYNTAX = re.compile(r"/([\s\S]+?)/([gimsuy]*)")
+_UNESCAPED_SLASH = re.compile(r"(?:^|[^\\])/")
+_QUANT = re.compile(r"\{\d+(?:,\d*)?\}")
+_LIT_OK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-'\",:;!@#%&=~<>`")
+
+
+def required_literal(source: str, flags: str, min_len: int = 3) -> str | None:
+    """The longest run of plain characters every match of ``/source/flags`` contains, or ``None``.
+
+    Conservative: a top-level ``|`` gives up; groups, classes, escapes, ``.``, anchors break runs; a
+    character followed by ``?``, ``*`` or ``{`` is dropped. Only ASCII letters, digits and a few
+    punctuation marks are taken (so ``i`` matching is plain ASCII case folding, and the literal never
+    contains ``\n`` or ``\x01``); ``u`` + ``i`` (where ``ſ`` folds to ``s``) is not prefiltered.
+    """
+    if "u" in flags and "i" in flags:
+        return None
+    runs: list[str] = []
+    cur = ""
+    i, n = 0, len(source)
+    while i < n:
+        c = source[i]
+        if c == "|":
+            return None
+        if c == "\\":
+            # an escape: skip it whole (\x41, \u{…}, \cA, \k<n>, \p{…} and backreferences run
+            # on; taking the characters after those as a run-break is merely conservative)
+            runs.append(cur); cur = ""
+            e = source[i + 1:i + 2]
+            i += 2
+            if e and e in "xuckpP0123456789":
+                while i < n and (source[i].isalnum() or source[i] in "{}<>_"):
+                    i += 1
+            continue
+        if c == "[":
+            j = i + 1
+            while j < n and source[j] != "]":
+                j += 2 if source[j] == "\\" else 1
+            runs.append(cur); cur = ""; i = j + 1
+            continue
+        if c == "(":
+            depth, j = 0, i
+            while j < n:
+                d = source[j]
+                if d == "\\":
+                    j += 2
+                    continue
+                if d == "[":
+                    j += 1
+                    while j < n and source[j] != "]":
+                        j += 2 if source[j] == "\\" else 1
+                elif d == "(":
+                    depth += 1
+                elif d == ")":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            runs.append(cur); cur = ""; i = j + 1
+            continue
+        if c == "{":
+            q = _QUANT.match(source, i)
+            if q is None:              # Annex B: a literal "{" (taken as a break, to be safe)
+                runs.append(cur); cur = ""; i += 1
+            else:
+                runs.append(cur[:-1]); cur = ""; i = q.end()
+            continue
+        if c in "?*":
+            runs.append(cur[:-1]); cur = ""
+            i += 1
+            continue
+        if c == "+":
+            runs.append(cur); cur = ""; i += 1
+            continue
+        if c in _LIT_OK:
+            cur += c
+        else:
+            runs.append(cur); cur = ""
+        i += 1
+    runs.append(cur)
+    best = max(runs, key=len)
+    return best if len(best) >= min_len else None
 
 
 def _escape_for_word_regex(needle: str) -> str:
@@ -144,9 +235,15 @@ def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: _Needles) -> Ke
         return Key(SKIP, raw if isinstance(raw, str) else "")
     text = sub.strip(_js.JS_WHITESPACE)
     if text.startswith("/"):
-        rx = parse_regex_key(text)
-        if rx is not None:
-            return Key(REGEX, sub, text, regex=rx)
+        m = _KEY_SYNTAX.fullmatch(text)
+        if m and not _UNESCAPED_SLASH.search(m.group(1)):
+            # compiled on first use; a literal that every match (and the key as plain text) contains
+            # makes the entry a candidate only where that literal occurs
+            lit = required_literal(m.group(1), m.group(2))
+            # A case-folded substring needle: present whenever the regex matches (with or without
+            # the i flag) and whenever the key, if JavaScript rejects it, matches as plain text.
+            nid = needles.add(lit.lower(), False, False) if lit is not None else None
+            return Key(REGEX, sub, text, cs=cs, ww=ww, nid=nid)
     needle = text if cs else text.lower()
     if not needle:
         return Key(EMPTY, sub, text)
@@ -199,8 +296,9 @@ class KeyIndex:
                         item = _prepare(raw, raw if isinstance(raw, str) else "", cs, ww, needles)
                         cache[ck] = item  # type: ignore[index]
                     items.append(item)
-                    if type(item) is int:
-                        lst = entries_of[item]
+                    nid = item if type(item) is int else item.nid
+                    if nid is not None:
+                        lst = entries_of[nid]
                         if not lst or lst[-1] != gid:
                             lst.append(gid)
                     elif item.kind != SKIP:
@@ -249,11 +347,12 @@ class BoundIndex:
                              for k in ce.keys]
                     self.primary[gid] = items
                     for item in items:
-                        if type(item) is int:
-                            lst = over.entries[item - over.base]
+                        nid = item if type(item) is int else item.nid
+                        if nid is not None:
+                            lst = over.entries[nid - over.base]
                             if not lst or lst[-1] != gid:
                                 lst.append(gid)
-                    if any(type(i) is not int and i.kind != SKIP for i in items):
+                    if any(type(i) is not int and i.kind != SKIP and i.nid is None for i in items):
                         self.always.append(gid)
                 if ce.keys_secondary:
                     self.secondary[gid] = [_prepare(k, substitute(k, env) if isinstance(k, str) else "", cs, ww,
@@ -425,8 +524,12 @@ class ScanBuffer:
             return True
         hay = self.text(depth, with_recursion, ce.match_fields)
         if kind == REGEX:
-            assert key.regex is not None
-            return key.regex.test(hay)
+            if key.nid is not None and not self.visible(key.nid, depth, with_recursion, ce.match_fields):
+                return False
+            rx = key.regex
+            if rx is None:      # not a valid JavaScript regex: SillyTavern matches it as plain text
+                return match_key_text(hay, key.text, key.cs, key.ww)
+            return rx.test(hay)
         return match_key_text(hay, key.text, key.cs, key.ww)
 
     def candidates(self, gids: Iterable[int]) -> set[int]:

@@ -125,13 +125,15 @@ class _Candidates:
         self.items = items
         self.splice_bug = splice_bug
 
-    def remove(self, ce: CompiledEntry) -> None:
+    def remove(self, ce: CompiledEntry) -> CompiledEntry | None:
+        """Remove ``ce`` (or, with the quirk, the last candidate); return what was removed."""
         for i, other in enumerate(self.items):
             if other is ce:
                 del self.items[i]
-                return
+                return ce
         if self.splice_bug and self.items:
-            del self.items[-1]
+            return self.items.pop()
+        return None
 
 
 def filter_groups(ev: "_Evaluation", new: list[CompiledEntry], state: int,
@@ -149,10 +151,8 @@ def filter_groups(ev: "_Evaluation", new: list[CompiledEntry], state: int,
     timed = ev.timed
 
     def remove(ce: CompiledEntry, why: str) -> None:
-        before = list(cands.items)
-        cands.remove(ce)
-        gone = [x for x in before if not any(x is y for y in cands.items)]
-        for x in gone:
+        x = cands.remove(ce)
+        if x is not None:
             removed.append((x.key, why if x is ce else f"removed in place of {ce.key} ({why}; SillyTavern's splice quirk)"))
 
     has_sticky: dict[str, bool] = {}

@@ -49,6 +49,8 @@ class Cl100k:
 
     def __init__(self, chat_overhead: bool = False) -> None:
         self.chat_overhead = chat_overhead
+        #: count(a + b) == count(a) + count(b) when a ends with "\n" and b starts with non-space
+        self.additive_at_line_starts = not chat_overhead
         self.name = "cl100k-chat" if chat_overhead else "cl100k"
 
     def count(self, text: str) -> int:
