@@ -1,0 +1,92 @@
+"""Shared data for the benchmarks: generated once per process (cached), handed out by module-scoped
+fixtures in the test modules.
+
+Quick mode (``pytest benchmarks --benchmark-disable``) runs every benchmark body once and skips the
+100k-entry cases; ``LORESCAN_BENCH_FULL=1`` adds them. The expensive pieces (books, compiled lore,
+chats, the baseline's answers) are cached here, so each is computed at most once per run.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+for _p in (str(ROOT), str(BENCH)):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+import lorescan  # noqa: E402
+
+import baseline as _baseline  # noqa: E402
+import generate as gen  # noqa: E402
+
+FULL = os.environ.get("LORESCAN_BENCH_FULL", "") not in ("", "0")
+full_only = pytest.mark.skipif(not FULL, reason="100k-entry case: set LORESCAN_BENCH_FULL=1")
+
+SEED = 0
+CHAT_MESSAGES = 1000     # the replay chat; activations use its first ACTIVATE_AT messages
+ACTIVATE_AT = 100        # chat length for the one-activation benchmarks (window: WINDOW messages)
+WINDOW = 40
+
+
+def sizes(*quick: int, full: tuple[int, ...] = (100_000,)) -> list[Any]:
+    """Parameters for a benchmark over book sizes: the quick ones, then the 100k ones (full mode)."""
+    return [*quick, *(pytest.param(n, marks=full_only, id=f"{n // 1000}k") for n in full)]
+
+
+@functools.lru_cache(maxsize=None)
+def entries(n: int) -> list[dict[str, Any]]:
+    return gen.make_entries(n, SEED)
+
+
+@functools.lru_cache(maxsize=None)
+def book(n: int) -> lorescan.Lorebook:
+    return lorescan.Lorebook.from_entries(gen.BOOK_NAME, entries(n))
+
+
+@functools.lru_cache(maxsize=None)
+def lore(n: int, tokenizer: str = "cl100k") -> lorescan.Lore:
+    return lorescan.compile([book(n)], settings=settings(True), tokenizer=tokenizer)
+
+
+@functools.lru_cache(maxsize=None)
+def chat(n: int) -> list[lorescan.ChatMessage]:
+    return gen.chat_messages(gen.make_chat(entries(n), CHAT_MESSAGES, SEED))
+
+
+@functools.lru_cache(maxsize=None)
+def settings(recursive: bool) -> lorescan.Settings:
+    return gen.bench_settings(recursive=recursive, depth=WINDOW)
+
+
+@functools.lru_cache(maxsize=None)
+def base(n: int) -> _baseline.Baseline:
+    return _baseline.Baseline([(gen.BOOK_NAME, entries(n))])
+
+
+def rng(point: int) -> random.Random:
+    return random.Random(1_000_003 * SEED + point)
+
+
+def run_lorescan(n: int, recursive: bool, point: int = ACTIVATE_AT) -> lorescan.ActivationResult:
+    """One activation of the ``n``-entry book on the first ``point`` chat messages."""
+    return lore(n).activate(chat(n)[:point], settings=settings(recursive), user_name=gen.USER_NAME,
+                            char_name=gen.CHAR_NAME, rng=rng(point))
+
+
+def run_baseline(n: int, recursive: bool, point: int = ACTIVATE_AT) -> list[str]:
+    return base(n).activate(chat(n)[:point], settings(recursive), gen.USER_NAME, gen.CHAR_NAME, rng(point))
+
+
+@functools.lru_cache(maxsize=None)
+def expected(n: int, recursive: bool, point: int = ACTIVATE_AT) -> tuple[str, ...]:
+    """The baseline's activated keys for that activation (computed once)."""
+    return tuple(run_baseline(n, recursive, point))
