@@ -60,9 +60,9 @@ def emit(ev: "_Evaluation", activated: list[CompiledEntry], meter: BudgetMeter) 
         elif pos == 3:
             an_bottom.insert(0, text)
         elif pos == 5:
-            em.insert(0, ExampleEntry(position="before", content=text))
+            em.insert(0, ExampleEntry.model_construct(position="before", content=text))
         elif pos == 6:
-            em.insert(0, ExampleEntry(position="after", content=text))
+            em.insert(0, ExampleEntry.model_construct(position="after", content=text))
         elif pos == 4:
             want_depth = ce.depth if ce.depth is not None else 4
             want_role = ce.role if ce.role is not None else 0
@@ -76,16 +76,18 @@ def emit(ev: "_Evaluation", activated: list[CompiledEntry], meter: BudgetMeter) 
             if ce.outlet_name:
                 outlets.setdefault(ce.outlet_name, []).append(text)
     pass_of = getattr(ev, "pass_of", {})
-    return ActivationResult(
-        activated=[Activation(book=ce.world, uid=ce.uid, key=ce.key, position=ce.position, order=ce.order,
-                              content=content.get(ce.gid, ce.content), pass_index=pass_of.get(ce.gid, 0))
+    # Built without re-validation: every value below comes from the engine with the right type.
+    return ActivationResult.model_construct(
+        activated=[Activation.model_construct(book=ce.world, uid=ce.uid, key=ce.key, position=ce.position,
+                                              order=ce.order, content=content.get(ce.gid, ce.content),
+                                              pass_index=pass_of.get(ce.gid, 0))
                    for ce in activated],
         before="\n".join(before),
         after="\n".join(after),
         an_top=an_top,
         an_bottom=an_bottom,
         em=em,
-        depth=[DepthGroup(**g) for g in depth],
+        depth=[DepthGroup.model_construct(**g) for g in depth],
         outlets=outlets,
         timed=ev.timed.state,
         rolls=ev.rolls,

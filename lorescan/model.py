@@ -71,11 +71,14 @@ class CharacterFilter(BaseModel):
     tags: list[str | int] = Field(default_factory=list)
 
 
+_KEY_ORDERS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
 class _Ordered(BaseModel):
     """A model that remembers the key order it was read in and writes it back in that order."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
-    _order: list[str] = PrivateAttr(default_factory=list)
+    _order: tuple[str, ...] = PrivateAttr(default=())
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Any:
@@ -93,7 +96,10 @@ class _Ordered(BaseModel):
             loc = ".".join(str(x) for x in err.get("loc", ()))
             raise LorescanError(f"{err.get('msg', 'invalid value')} (got {err.get('input')!r:.60})",
                                 uid=data.get("uid"), field=loc or None) from None
-        obj._order = list(data.keys())
+        order = tuple(data)
+        if len(_KEY_ORDERS) < 4096:      # entries of one book share a key order: keep one copy
+            order = _KEY_ORDERS.setdefault(order, order)
+        obj._order = order
         return obj
 
     def to_json(self) -> dict[str, Any]:

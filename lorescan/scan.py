@@ -418,6 +418,7 @@ class ScanBuffer:
         self.field_hits = {name: index.hits(text) for name, text in fields.items() if text}
         self.recursion_hits: set[int] = set()
         self._text_cache: dict[tuple, str] = {}
+        self._regex_cache: dict[tuple, bool] = {}
 
     # -- depth and message hits -------------------------------------------------------------
     def current_depth(self) -> int:
@@ -522,14 +523,22 @@ class ScanBuffer:
             return False
         if kind == EMPTY:
             return True
-        hay = self.text(depth, with_recursion, ce.match_fields)
         if kind == REGEX:
             if key.nid is not None and not self.visible(key.nid, depth, with_recursion, ce.match_fields):
                 return False
-            rx = key.regex
-            if rx is None:      # not a valid JavaScript regex: SillyTavern matches it as plain text
-                return match_key_text(hay, key.text, key.cs, key.ww)
-            return rx.test(hay)
+            # The same regex on the same text gives the same answer: remember it for this evaluation.
+            ck = (key.text, key.cs, key.ww, depth, with_recursion, ce.match_fields, len(self.recursion))
+            got = self._regex_cache.get(ck)
+            if got is None:
+                hay = self.text(depth, with_recursion, ce.match_fields)
+                rx = key.regex
+                if rx is None:      # not a valid JavaScript regex: SillyTavern matches it as plain text
+                    got = match_key_text(hay, key.text, key.cs, key.ww)
+                else:
+                    got = rx.test(hay)
+                self._regex_cache[ck] = got
+            return got
+        hay = self.text(depth, with_recursion, ce.match_fields)
         return match_key_text(hay, key.text, key.cs, key.ww)
 
     def candidates(self, gids: Iterable[int]) -> set[int]:

@@ -52,11 +52,17 @@ class Cl100k:
         #: count(a + b) == count(a) + count(b) when a ends with "\n" and b starts with non-space
         self.additive_at_line_starts = not chat_overhead
         self.name = "cl100k-chat" if chat_overhead else "cl100k"
+        self._memo: dict[str, int] = {}     # entry contents recur across evaluations
 
     def count(self, text: str) -> int:
         if not text:
             return 0
-        n = len(_encoding().encode(text, disallowed_special=()))
+        n = self._memo.get(text)
+        if n is None:
+            n = len(_encoding().encode(text, disallowed_special=()))
+            if len(self._memo) > 20000:
+                self._memo.clear()
+            self._memo[text] = n
         return n + 6 if self.chat_overhead else n
 
 
