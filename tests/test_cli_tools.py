@@ -101,3 +101,27 @@ def test_bad_input_is_one_line(tmp_path: Path, capsys) -> None:
     assert len(err.splitlines()) == 1 and "nope.json" in err
     assert main(["explain", "--book", BOOK, "--chat", CHAT, "--entry", "99"]) == 2
     assert "no entry '99'" in capsys.readouterr().err
+
+
+def test_settings_file_flat_or_sillytavern_shape(tmp_path: Path) -> None:
+    from lorescan.cli.common import read_settings
+
+    flat = tmp_path / "flat.json"
+    flat.write_text(json.dumps({"world_info_depth": 6, "max_context": 8000, "tokenizer": "words"}))
+    settings, tokenizer = read_settings(str(flat))
+    assert (settings.world_info_depth, settings.max_context, tokenizer) == (6, 8000, "words")
+    st = tmp_path / "settings.json"
+    st.write_text(json.dumps({"max_context": 16384, "world_info_settings": {
+        "world_info": {"globalSelect": ["x"]}, "world_info_depth": 3, "world_info_recursive": True,
+        "world_info_budget": 40}}))
+    settings, tokenizer = read_settings(str(st))
+    assert (settings.world_info_depth, settings.world_info_recursive, settings.budget_tokens()) == (3, True, 6554)
+    assert tokenizer is None
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"world_info_depth": "deep"}))
+    try:
+        read_settings(str(bad))
+    except Exception as exc:
+        assert "bad.json" in str(exc) and "world_info_depth" in str(exc)
+    else:
+        raise AssertionError("a bad setting must be an error")
