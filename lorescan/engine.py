@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import random as _random
+from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Iterator, Protocol, Sequence
@@ -527,9 +528,12 @@ def scan_messages(chat: Sequence[ChatMessage], generation_type: str, include_nam
     return list(ScanMessages(chat, generation_type, include_names, env))
 
 
+_COMPILED: "OrderedDict[tuple, Lore]" = OrderedDict()
+
+
 def compile(books: Sequence[Lorebook], *, compat: str | Compat = "1.18",
             tokenizer: str | TokenCounter = "cl100k", quirks: bool = True,
-            settings: Settings | None = None) -> Lore:
+            settings: Settings | None = None, cache: bool = False) -> Lore:
     """Compile lorebooks once for repeated evaluation.
 
     ``compat`` picks the SillyTavern version to reproduce (``"1.18"`` default, or ``"1.12"``);
@@ -537,5 +541,24 @@ def compile(books: Sequence[Lorebook], *, compat: str | Compat = "1.18",
     object with ``count(text)``); ``quirks=False`` corrects SillyTavern's known bugs. The key
     index and scan order for ``settings`` (default: :class:`Settings` defaults) are built now;
     other settings build theirs on first use.
+
+    ``cache=True`` reuses the compiled books when every book was loaded (:func:`lorescan.load`) from
+    the same file content as before — for callers that reload the same files. Books edited after
+    loading must not be compiled with ``cache=True``.
     """
-    return Lore(books, compat=compat, tokenizer=tokenizer, quirks=quirks, prepare=settings or Settings())
+    prepare = settings or Settings()
+    key = None
+    if cache and isinstance(tokenizer, str) and books and all(b.content_hash for b in books):
+        key = (tuple((b.content_hash, b.name, b.scope, len(b.entries)) for b in books),
+               compat, tokenizer, quirks)
+        lore = _COMPILED.get(key)
+        if lore is not None:
+            _COMPILED.move_to_end(key)
+            lore._index(MacroEnv(), prepare)
+            return lore
+    lore = Lore(books, compat=compat, tokenizer=tokenizer, quirks=quirks, prepare=prepare)
+    if key is not None:
+        _COMPILED[key] = lore
+        while len(_COMPILED) > 8:
+            _COMPILED.popitem(last=False)
+    return lore

@@ -10,6 +10,8 @@ format an unchanged file is written byte for byte, an edited one changes only wh
 
 from __future__ import annotations
 
+import hashlib
+
 from pathlib import Path
 from typing import Any, Callable
 
@@ -104,6 +106,9 @@ def load_bytes(data: bytes, path: str, *, name: str | None = None, v3_decorators
     except RecursionError:
         raise FormatError("nested too deeply", file=file) from None
     loaded.source = data
+    digest = hashlib.sha256(data).hexdigest()
+    for i, book in enumerate(loaded.books):
+        book._content_hash = f"{digest}:{i}:{int(v3_decorators)}"
     return loaded
 
 

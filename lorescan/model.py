@@ -194,6 +194,12 @@ class Lorebook(BaseModel):
     entry_keys: list[str] | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
     entries_was_list: bool = False
+    _content_hash: str | None = PrivateAttr(default=None)
+
+    @property
+    def content_hash(self) -> str | None:
+        """A hash of the file content this book was loaded from (``None`` for books built in code)."""
+        return self._content_hash
 
     @classmethod
     def from_entries(cls, name: str, entries: list[dict[str, Any]] | list[Entry],

@@ -73,3 +73,21 @@ def test_trace_explains_each_gate() -> None:
     assert events[("candidate", "w.0")]["why"] == "primary key 'elf' matched"
     assert events[("skipped", "w.1")]["why"] == "disabled"
     assert lore.activate([ChatMessage(name="U", mes="elf")]).trace is None
+
+
+def test_compile_cache_reuses_books_loaded_from_the_same_content(tmp_path) -> None:
+    import json
+
+    from lorescan.load import load
+
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"entries": {"0": {"uid": 0, "key": ["a"], "content": "A"}}}))
+    first = lorescan.compile(load(str(path)).books, cache=True)
+    assert lorescan.compile(load(str(path)).books, cache=True) is first
+    assert lorescan.compile(load(str(path)).books) is not first            # no cache asked for
+    path.write_text(json.dumps({"entries": {"0": {"uid": 0, "key": ["b"], "content": "B"}}}))
+    second = lorescan.compile(load(str(path)).books, cache=True)
+    assert second is not first
+    assert second.activate([ChatMessage(name="U", mes="b")]).activated_keys() == ["w.0"]
+    built = Lorebook.from_entries("w", [{"uid": 0, "key": ["a"]}])
+    assert built.content_hash is None and lorescan.compile([built], cache=True) is not first
