@@ -40,6 +40,41 @@ class Generation:
         }
 
 
+class Session:
+    """A chat in progress: append messages, evaluate before each reply, timed state carried along.
+
+    Each message's key hits are computed once and remembered by the compiled books, so a new
+    generation scans only the messages it has not seen; results equal a fresh evaluation's.
+    """
+
+    def __init__(self, lore: Lore, *, settings: Settings | None = None, user_name: str = "User",
+                 char_name: str = "Character", character: Character | None = None,
+                 timed: TimedState | None = None, rng: RandomSource | None = None) -> None:
+        self.lore = lore
+        self.settings = settings or Settings()
+        self.user_name = user_name
+        self.char_name = char_name
+        self.character = character
+        self.timed = timed or TimedState()
+        self.rng = rng
+        self.messages: list[ChatMessage] = []
+
+    def append(self, *messages: ChatMessage | dict[str, Any]) -> None:
+        """Add messages at the end of the chat."""
+        self.messages.extend(m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m)
+                             for m in messages)
+
+    def activate(self, *, upto: int | None = None, trace: bool = False, **kwargs: Any) -> ActivationResult:
+        """Evaluate the chat (its first ``upto`` messages); a non-dry run carries the timed state on."""
+        chat = self.messages if upto is None else self.messages[:upto]
+        result = self.lore.activate(chat, settings=self.settings, user_name=self.user_name,
+                                    char_name=self.char_name, character=self.character, timed=self.timed,
+                                    rng=self.rng, trace=trace, **kwargs)
+        if not kwargs.get("dry_run"):
+            self.timed = result.timed
+        return result
+
+
 def generation_points(messages: Sequence[ChatMessage]) -> list[int]:
     """Indexes of the messages a replay evaluates before: every character message after the first."""
     return [i for i, m in enumerate(messages) if i > 0 and not m.is_user and not m.is_system]
@@ -60,21 +95,18 @@ def replay(
     progress: Callable[[int, int], None] | None = None,
 ) -> Iterator[Generation]:
     """Yield one :class:`Generation` per character message, oldest first."""
-    settings = settings or Settings()
-    state = timed or TimedState()
+    session = Session(lore, settings=settings, user_name=user_name, char_name=char_name,
+                      character=character, timed=timed, rng=rng)
+    session.append(*messages)
     previous: list[str] = []
     todo = list(points) if points is not None else generation_points(messages)
     for n, index in enumerate(todo):
-        result = lore.activate(
-            messages[:index], settings=settings, user_name=user_name, char_name=char_name,
-            character=character, timed=state, rng=rng, trace=trace,
-        )
+        result = session.activate(upto=index, trace=trace)
         keys = result.activated_keys()
         gen = Generation(index=index, result=result,
                          new=[k for k in keys if k not in previous],
                          gone=[k for k in previous if k not in keys])
         previous = keys
-        state = result.timed
         if progress is not None:
             progress(n + 1, len(todo))
         yield gen
