@@ -8,6 +8,7 @@ The engine is pure: no I/O, no printing; randomness comes from the caller's rand
 from __future__ import annotations
 
 import gc
+from array import array
 import random as _random
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -86,9 +87,11 @@ def _gc_paused() -> Iterator[None]:
 class _Plan:
     """Scan order for one book selection: chat, persona, then strategy-ordered global/character."""
 
-    def __init__(self, entries: list[CompiledEntry]) -> None:
+    def __init__(self, entries: list[CompiledEntry], total: int) -> None:
         self.entries = entries
-        self.pos = {ce.gid: i for i, ce in enumerate(entries)}
+        self.pos = array("i", [-1]) * total   # gid → place in scan order (-1: not read)
+        for i, ce in enumerate(entries):
+            self.pos[ce.gid] = i
         self.constants = [ce.gid for ce in entries if ce.constant or "@@activate" in ce.decorators]
         levels = {ce.dur_level for ce in entries if ce.delay_until_recursion}
         self.levels = sorted(levels)
@@ -181,7 +184,7 @@ class Lore:
             ordered = _desc(glob + char_entries)
         chat_entries = [ce for _, entries in chat for ce in entries]
         persona_entries = [ce for _, entries in persona for ce in entries]
-        plan = _Plan(_desc(chat_entries) + _desc(persona_entries) + ordered)
+        plan = _Plan(_desc(chat_entries) + _desc(persona_entries) + ordered, len(self._all))
         self._plans[ck] = plan
         return plan
 
@@ -366,7 +369,7 @@ class _Evaluation:
                 gids.update(entries_of(nid))
             pos = plan.pos
             if tr is None:
-                order: Iterable[int] = sorted(pos[g] for g in gids if g in pos)
+                order: Iterable[int] = sorted(p for p in map(pos.__getitem__, gids) if p >= 0)
             else:  # a trace explains every entry, so every entry goes through the gates
                 order = range(len(plan.entries))
             if tr is not None:

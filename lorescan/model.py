@@ -72,6 +72,7 @@ class CharacterFilter(BaseModel):
 
 
 _KEY_ORDERS: dict[tuple[str, ...], tuple[str, ...]] = {}
+_FIELD_SETS: dict[frozenset[str], set[str]] = {}
 
 
 class _Ordered(BaseModel):
@@ -99,8 +100,20 @@ class _Ordered(BaseModel):
         order = tuple(data)
         if len(_KEY_ORDERS) < 4096:      # entries of one book share a key order: keep one copy
             order = _KEY_ORDERS.setdefault(order, order)
-        obj._order = order
+            obj._order = order
+            # ... and one set of given fields (copied before an assignment changes it, __setattr__)
+            given = obj.__pydantic_fields_set__
+            shared = _FIELD_SETS.setdefault(frozenset(given), given)
+            object.__setattr__(obj, "__pydantic_fields_set__", shared)
+        else:
+            obj._order = order
         return obj
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        fields = self.__pydantic_fields_set__
+        if _FIELD_SETS.get(frozenset(fields)) is fields:
+            object.__setattr__(self, "__pydantic_fields_set__", set(fields))
+        super().__setattr__(name, value)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object: original keys in original order, then any fields set since."""

@@ -303,13 +303,15 @@ class KeyIndex:
                             lst.append(gid)
                     elif item.kind != SKIP:
                         special = True
-                self.primary[gid] = items
+                self.primary[gid] = tuple(items)
                 if special:
                     self.always.append(gid)
             if sec:
-                self.secondary[gid] = [_prepare(raw, raw if isinstance(raw, str) else "", cs, ww, needles)
-                                       for raw in sec]
+                self.secondary[gid] = tuple(_prepare(raw, raw if isinstance(raw, str) else "", cs, ww, needles)
+                                            for raw in sec)
         needles.build()
+        needles.entries = [tuple(x) for x in needles.entries]   # done growing: tuples are smaller
+        needles.ids = {}                                         # only needed while adding
         self._bound: dict[MacroEnv, BoundIndex] = {}
 
     def bind(self, env: MacroEnv) -> "BoundIndex":
