@@ -164,6 +164,7 @@ def match_key_text(haystack: str, needle: str, case_sensitive: bool, whole_words
 
 
 KeyItem = int | Key
+_WHITESPACE = re.compile("[" + re.escape(_js.JS_WHITESPACE) + "]")
 MACRO = -1
 
 
@@ -249,11 +250,16 @@ def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: _Needles) -> Ke
         return Key(EMPTY, sub, text)
     if MARKER in needle:
         return Key(SLOW, sub, text, cs=cs, ww=ww)
-    return needles.add(needle, cs, ww and len(_js.split_ws(needle)) == 1)
+    # A trimmed needle splits on /\s+/ into more than one piece exactly when it holds whitespace.
+    return needles.add(needle, cs, ww and _WHITESPACE.search(needle) is None)
 
 
-def _has_macro(raw: object) -> bool:
-    return isinstance(raw, str) and ("<" in raw or "{{" in raw)
+def _any_macro(keys: Sequence[object]) -> bool:
+    """Whether a key list has a key with a macro (``<USER>``-style or ``{{…}}``)."""
+    for raw in keys:
+        if type(raw) is str and ("<" in raw or "{{" in raw):
+            return True
+    return False
 
 
 class KeyIndex:
@@ -282,7 +288,7 @@ class KeyIndex:
             ecs, eww = ce.case_sensitive, ce.match_whole_words
             cs = case_sensitive if ecs is None else _js.truthy(ecs)
             ww = whole_words if eww is None else _js.truthy(eww)
-            if any(_has_macro(k) for k in keys or ()) or any(_has_macro(k) for k in sec or ()):
+            if (keys and _any_macro(keys)) or (sec and _any_macro(sec)):
                 self.macro.append(ce)
                 continue
             gid = ce.gid
