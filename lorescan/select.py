@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from . import _js
 from .compile import CompiledEntry
 from .model import SelectiveLogic
-from .scan import EMPTY, PLAIN, REGEX, SKIP, ScanBuffer, match_key_text
+from .scan import ScanBuffer, match_key_text
 
 if TYPE_CHECKING:
     from .engine import _Evaluation
@@ -245,5 +245,4 @@ def score(ev: "_Evaluation", ce: CompiledEntry, state: int) -> int:
     return primary
 
 
-__all__ = ["gate", "match_entry", "filter_groups", "score", "INITIAL", "RECURSION", "MIN_ACTIVATIONS",
-           "PLAIN", "REGEX", "EMPTY", "SKIP"]
+__all__ = ["gate", "match_entry", "filter_groups", "score", "INITIAL", "RECURSION", "MIN_ACTIVATIONS"]

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..engine import Lore
 from ..errors import LorescanError
 from ..model import Character, ChatMessage, Lorebook, Settings, TimedState
@@ -81,10 +83,10 @@ def read_settings(path: str | None) -> tuple[Settings, str | None]:
     tokenizer = data.get("tokenizer") if isinstance(data.get("tokenizer"), str) else None
     try:
         return Settings.model_validate(flat), tokenizer
-    except Exception as exc:  # pydantic ValidationError
-        errs = getattr(exc, "errors", lambda: [{"loc": ("?",), "msg": str(exc)}])()
-        loc = ".".join(str(x) for x in errs[0].get("loc", ()))
-        raise LorescanError(errs[0].get("msg", "invalid value"), file=path, field=loc) from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(x) for x in err.get("loc", ()))
+        raise LorescanError(err.get("msg", "invalid value"), file=path, field=loc) from None
 
 
 def open_inputs(args: argparse.Namespace, need_chat: bool = True) -> Inputs:

@@ -17,7 +17,6 @@ def position_label(position: Any) -> str:
 
 def _rich() -> Any:
     try:
-        import rich  # noqa: F401
         from rich.console import Console
 
         return Console(soft_wrap=False)
