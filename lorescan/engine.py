@@ -49,6 +49,7 @@ class Compat:
     dry_run_delay: bool = True
     budget_skip: bool = True            # overflow skips and continues for ignoreBudget entries
     skip_empty_recursion: bool = True
+    activation_by_key: bool = True      # activations keyed "<book>.<uid>" (1.12.6: by entry object)
     quirks: bool = True                 # reproduce SillyTavern's known bugs (README: "Quirks")
 
 
@@ -61,7 +62,7 @@ def compat_for(version: str = "1.18", quirks: bool = True) -> Compat:
     if v.startswith("1.12"):
         c = Compat(version="1.12", v118_features=False, forced_before_constant=False,
                    forced_first=False, dry_run_delay=False, budget_skip=False,
-                   skip_empty_recursion=False)
+                   skip_empty_recursion=False, activation_by_key=False)
     elif v.startswith("1.18") or v in ("latest", "default"):
         c = Compat()
     else:
@@ -344,7 +345,10 @@ class _Evaluation:
         self.recursion_level = levels.pop(0) if levels else 0.0
         state = INITIAL
         count = 0
-        activated: dict[int, CompiledEntry] = {}
+        # 1.18 keeps activations in a Map keyed "<book>.<uid>" (a second entry with the same key is
+        # skipped, or replaces the first in place); 1.12.6 in a Set of entry objects.
+        activated: dict[int | str, CompiledEntry] = {}
+        by_key = c.activation_by_key
         failed: set[int] = set()
         self.content: dict[int, str] = {}
         self.pass_of: dict[int, int] = {}
@@ -378,7 +382,7 @@ class _Evaluation:
             for i in order:
                 ce = plan.entries[i]
                 g = ce.gid
-                if g in activated:
+                if (ce.key if by_key else g) in activated:
                     continue
                 if g in failed and not (c.forced_first and g in self.forced):
                     continue
@@ -418,7 +422,7 @@ class _Evaluation:
                     break
                 if tr is not None:
                     tr.budget(ce, "fits", meter, new_text)
-                activated[g] = ce
+                activated[ce.key if by_key else g] = ce
                 self.pass_of[g] = count
                 if isinstance(ce.group, str):
                     self.activated_group_fields.add(ce.group)

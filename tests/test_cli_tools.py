@@ -125,3 +125,16 @@ def test_settings_file_flat_or_sillytavern_shape(tmp_path: Path) -> None:
         assert "bad.json" in str(exc) and "world_info_depth" in str(exc)
     else:
         raise AssertionError("a bad setting must be an error")
+
+
+def test_explain_draws_like_replay(tmp_path: Path, capsys) -> None:
+    book = tmp_path / "coin.json"
+    book.write_text(json.dumps({"entries": {"0": {"uid": 0, "key": ["the"], "content": "Heads.", "probability": 50}}}))
+    assert main(["replay", "--book", str(book), "--chat", CHAT, "--json", "--seed", "3"]) == 0
+    gens = _json_lines(capsys)
+    for n, gen in enumerate(gens, 1):
+        assert main(["explain", "--book", str(book), "--chat", CHAT, "--entry", "coin.0", "--at", str(n),
+                     "--json", "--seed", "3"]) == 0
+        assert json.loads(capsys.readouterr().out)["activated"] == ("coin.0" in gen["activated"])
+    # one roll per generation from one stream: heads, tails, heads, tails, tails, heads
+    assert [("coin.0" in g["activated"]) for g in gens] == [True, False, True, False, False, True]

@@ -363,3 +363,11 @@ def test_min_activations_depth_overshoot_quirk_both_ways() -> None:
     kwargs = dict(world_info_depth=1, world_info_min_activations=1, world_info_min_activations_depth_max=2)
     assert uids(run([e(0, key=["dragon"])], chat, **kwargs)) == [0]              # scans 3 messages
     assert uids(run([e(0, key=["dragon"])], chat, quirks=False, **kwargs)) == []  # stops at 2
+
+
+def test_duplicate_book_uid_activations_by_version() -> None:
+    dup = [e(1, key=["a"], content="one", order=20), e(1, key=["a"], content="two", order=10)]
+    r = run(dup, ["a"], version="1.12")                 # a Set of entry objects: both activate
+    assert r.activated_keys() == ["B.1", "B.1"] and r.before == "two\none"
+    r = run(dup, ["a"], version="1.18")                 # a Map by "<book>.<uid>": the second replaces
+    assert r.activated_keys() == ["B.1"] and r.before == "two"

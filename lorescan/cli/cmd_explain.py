@@ -51,10 +51,11 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= at <= len(points):
         raise LorescanError(f"generation {at} does not exist (the chat has {len(points)})", field="--at")
     timed = inputs.timed
+    rng = inputs.rng()            # one random stream for the whole chat, as `lorescan replay` draws
     for index in points[: at - 1]:
-        timed = inputs.activate(inputs.messages[:index], timed=timed).timed
+        timed = inputs.activate(inputs.messages[:index], timed=timed, rng=rng).timed
     chat = inputs.messages[: points[at - 1]]
-    result = inputs.activate(chat, timed=timed, trace=True)
+    result = inputs.activate(chat, timed=timed, trace=True, rng=rng)
     exp = explain(inputs.lore, result, key, chat, settings=inputs.settings, user_name=inputs.user_name,
                   char_name=inputs.char_name)
     if args.json:

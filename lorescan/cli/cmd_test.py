@@ -75,14 +75,15 @@ def run(args: argparse.Namespace) -> int:
             points = generation_points(msgs) or [len(msgs)]
             at = case.at or len(points)
             timed = None
+            rng = random.Random(spec.seed)        # one stream for the chat, as a replay draws
             for index in points[: at - 1]:
                 timed = lore.activate(msgs[:index], settings=settings, user_name=user, char_name=char,
-                                      timed=timed, rng=random.Random(spec.seed)).timed
+                                      timed=timed, rng=rng).timed
             chat, state = msgs[: points[at - 1]], timed
         else:
-            chat, state = list(case.chat or []), None
+            chat, state, rng = list(case.chat or []), None, random.Random(spec.seed)
         result = lore.activate(chat, settings=settings, user_name=user, char_name=char, timed=state,
-                               generation_type=case.type, rng=random.Random(spec.seed), trace=True)
+                               generation_type=case.type, rng=rng, trace=True)
         problems = check(result, case.expect)
         if args.json:
             print(json.dumps({"name": case.name, "pass": not problems, "failures": problems,

@@ -57,10 +57,11 @@ class Inputs:
         return random.Random(self.seed)
 
     def activate(self, messages: list[ChatMessage], timed: TimedState | None = None,
-                 trace: bool = False) -> Any:
+                 trace: bool = False, rng: random.Random | None = None) -> Any:
+        """One evaluation; pass one ``rng`` through a sequence of calls to draw as a replay does."""
         return self.lore.activate(messages, settings=self.settings, user_name=self.user_name,
                                   char_name=self.char_name, character=self.character, timed=timed,
-                                  rng=self.rng(), trace=trace)
+                                  rng=rng if rng is not None else self.rng(), trace=trace)
 
 
 def read_settings(path: str | None) -> tuple[Settings, str | None]:
