@@ -169,13 +169,17 @@ MACRO = -1
 
 
 class _Needles:
-    """Needle ids and the two automata (case-folded and exact) that find them."""
+    """Needle ids and the two automata (case-folded and exact) that find them.
+
+    An automaton maps each needle text to its id, or to a tuple of ids when the same text is
+    needed both as a whole word and as a substring; ``word`` and ``length`` are per id.
+    """
 
     def __init__(self, base: int = 0) -> None:
         self.base = base
         self.ids: dict[tuple[str, bool, bool], int] = {}
         self.word: list[bool] = []
-        self.cs: list[bool] = []
+        self.length: list[int] = []
         self.entries: list[list[int]] = []
         self._ci: ahocorasick.Automaton | None = None
         self._cs: ahocorasick.Automaton | None = None
@@ -187,7 +191,7 @@ class _Needles:
             nid = self.base + len(self.word)
             self.ids[ident] = nid
             self.word.append(word)
-            self.cs.append(cs)
+            self.length.append(len(needle))
             self.entries.append([])
         return nid
 
@@ -196,38 +200,40 @@ class _Needles:
         self._cs = self._automaton(True)
 
     def _automaton(self, cs: bool) -> ahocorasick.Automaton | None:
-        groups: dict[str, list[tuple[int, bool]]] = {}
-        for (needle, ncs, word), nid in self.ids.items():
+        values: dict[str, int | tuple[int, ...]] = {}
+        for (needle, ncs, _word), nid in self.ids.items():
             if ncs == cs:
-                groups.setdefault(needle, []).append((nid, word))
-        if not groups:
+                old = values.get(needle)
+                values[needle] = nid if old is None else (old + (nid,) if type(old) is tuple else (old, nid))
+        if not values:
             return None
         auto = ahocorasick.Automaton()
-        for needle, ids in groups.items():
-            auto.add_word(needle, (len(needle), tuple(ids)))
+        add = auto.add_word
+        for needle, value in values.items():
+            add(needle, value)
         auto.make_automaton()
         return auto
 
     def collect(self, text: str, lowered: str | None, found: set[int]) -> None:
         if self._cs is not None:
-            _collect(self._cs, text, found)
+            self._collect(self._cs, text, found)
         if self._ci is not None:
-            _collect(self._ci, lowered if lowered is not None else _js.lower(text), found)
+            self._collect(self._ci, lowered if lowered is not None else _js.lower(text), found)
 
-
-def _collect(auto: ahocorasick.Automaton, text: str, found: set[int]) -> None:
-    n = len(text)
-    for end, (length, ids) in auto.iter(text):
-        for nid, word in ids:
-            if nid in found:
-                continue
-            if word:
-                start = end - length + 1
-                if start > 0 and is_word_char(text[start - 1]):
+    def _collect(self, auto: ahocorasick.Automaton, text: str, found: set[int]) -> None:
+        n = len(text)
+        base, word, length = self.base, self.word, self.length
+        for end, value in auto.iter(text):
+            for nid in ((value,) if type(value) is int else value):
+                if nid in found:
                     continue
-                if end + 1 < n and is_word_char(text[end + 1]):
-                    continue
-            found.add(nid)
+                if word[nid - base]:
+                    start = end - length[nid - base] + 1
+                    if start > 0 and is_word_char(text[start - 1]):
+                        continue
+                    if end + 1 < n and is_word_char(text[end + 1]):
+                        continue
+                found.add(nid)
 
 
 def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: _Needles) -> KeyItem:
@@ -277,9 +283,10 @@ class KeyIndex:
         self.secondary: dict[int, list[KeyItem]] = {}
         self.always: list[int] = []
         self.macro: list[CompiledEntry] = []
-        cache: dict[tuple[str, bool, bool], KeyItem] = {}
+        caches: dict[tuple[bool, bool], dict[str, KeyItem]] = {}   # prepared keys per (case, word)
         needles = self.needles
         entries_of = needles.entries
+        primary = self.primary
         for ce in entries:
             keys = ce.keys
             sec = ce.keys_secondary
@@ -293,23 +300,29 @@ class KeyIndex:
                 continue
             gid = ce.gid
             if keys:
+                cache = caches.get((cs, ww))
+                if cache is None:
+                    cache = caches[(cs, ww)] = {}
                 items: list[KeyItem] = []
                 special = False
                 for raw in keys:
-                    ck = (raw, cs, ww)
-                    item = cache.get(ck)  # type: ignore[arg-type]
+                    item = cache.get(raw) if type(raw) is str else None
                     if item is None:
                         item = _prepare(raw, raw if isinstance(raw, str) else "", cs, ww, needles)
-                        cache[ck] = item  # type: ignore[index]
+                        if type(raw) is str:
+                            cache[raw] = item
                     items.append(item)
-                    nid = item if type(item) is int else item.nid
-                    if nid is not None:
-                        lst = entries_of[nid]
+                    if type(item) is int:
+                        lst = entries_of[item]
+                        if not lst or lst[-1] != gid:
+                            lst.append(gid)
+                    elif item.nid is not None:
+                        lst = entries_of[item.nid]
                         if not lst or lst[-1] != gid:
                             lst.append(gid)
                     elif item.kind != SKIP:
                         special = True
-                self.primary[gid] = tuple(items)
+                primary[gid] = tuple(items)
                 if special:
                     self.always.append(gid)
             if sec:
