@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 from array import array
+from operator import attrgetter
 import random as _random
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -115,7 +116,11 @@ class _Plan:
 
 
 def _desc(entries: list[CompiledEntry]) -> list[CompiledEntry]:
-    return sorted(entries, key=lambda ce: -ce.order_num)
+    """Descending ``order``, stable (Python keeps equal elements in order under ``reverse``)."""
+    return sorted(entries, key=_ORDER, reverse=True)
+
+
+_ORDER = attrgetter("order_num")
 
 
 class Lore:
@@ -197,7 +202,8 @@ class Lore:
             with _gc_paused():
                 index = KeyIndex(self._all, ck[0], ck[1])
             self._indexes[ck] = index
-        return index.bind(env)
+        with _gc_paused():
+            return index.bind(env)
 
     # -- one evaluation ---------------------------------------------------------------------
     def activate(
