@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import FormatError
 from ..model import Lorebook
-from .common import (converted_entry, entry_from_json, fill, get, js_not, merge_entries, type_name)
+from .common import (converted_entry, entry_from_json, fill, get, js_not, merged_export, type_name)
 
 FORMAT = "agnai"
 DROPPED = ("secondaryKeys", "constant", "position", "probability", "selective", "selectiveLogic")
@@ -63,10 +63,8 @@ def wi_to_agnai_entry(wi: dict[str, Any]) -> dict[str, Any]:
 def memory_book_json(book: Lorebook, original: Any = None) -> dict[str, Any]:
     """The memory book for ``book``; with the file it was read from, only edits change."""
     ordered = book.scan_order()
-    if isinstance(original, dict) and isinstance(original.get("entries"), list):
-        pairs = [(e, agnai_entry_to_wi(e, i)) for i, e in enumerate(original["entries"])]
-        out = dict(original)
-        out["entries"] = merge_entries(pairs, ordered, wi_to_agnai_entry)
-        return out
+    merged = merged_export(original, "entries", ordered, agnai_entry_to_wi, wi_to_agnai_entry)
+    if merged is not None:
+        return merged
     return {"kind": "memory", "name": book.name, "description": "",
             "entries": [wi_to_agnai_entry(e.to_json()) for e in ordered]}

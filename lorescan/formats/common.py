@@ -267,3 +267,16 @@ def book_from_entries(name: str, entries: dict[str, dict[str, Any]], file: str |
               for key, value in entries.items()]
     return Lorebook(name=name, scope=scope, entries=parsed, entry_keys=list(entries.keys()),
                     extra=extra or {})
+
+
+def merged_export(original: Any, list_key: str, entries: Iterable[Entry],
+                  read: Callable[[Any, int], dict[str, Any]],
+                  export: Callable[[dict[str, Any]], Any]) -> dict[str, Any] | None:
+    """``original`` with its entry list at ``list_key`` rebuilt by :func:`merge_entries`, or
+    ``None`` when there is no such original (the caller then writes a fresh file)."""
+    if not (isinstance(original, dict) and isinstance(original.get(list_key), list)):
+        return None
+    pairs = [(raw, read(raw, i)) for i, raw in enumerate(original[list_key])]
+    out = dict(original)
+    out[list_key] = merge_entries(pairs, entries, export)
+    return out

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import FormatError
 from ..model import Lorebook
-from .common import (UNDEF, converted_entry, entry_from_json, fill, get, js_not, js_or, merge_entries,
+from .common import (UNDEF, converted_entry, entry_from_json, fill, get, js_not, js_or, merged_export,
                      nullish, type_name)
 
 FORMAT = "novelai"
@@ -90,12 +90,9 @@ def wi_to_novel_entry(wi: dict[str, Any]) -> dict[str, Any]:
 def lorebook_json(book: Lorebook, original: Any = None) -> dict[str, Any]:
     """The NovelAI lorebook for ``book``; with the file it was read from, only edits change."""
     ordered = book.scan_order()
-    if isinstance(original, dict) and isinstance(original.get("entries"), list):
-        raw = original["entries"]
-        pairs = [(e, novel_entry_to_wi(e, i)) for i, e in enumerate(raw)]
-        out = dict(original)
-        out["entries"] = merge_entries(pairs, ordered, wi_to_novel_entry)
-        return out
+    merged = merged_export(original, "entries", ordered, novel_entry_to_wi, wi_to_novel_entry)
+    if merged is not None:
+        return merged
     return {"lorebookVersion": 6, "entries": [wi_to_novel_entry(e.to_json()) for e in ordered],
             "settings": {"orderByKeyLocations": False}, "categories": []}
 

@@ -15,7 +15,7 @@ from typing import Any
 from .._js import trim
 from ..errors import FormatError
 from ..model import Lorebook
-from .common import (converted_entry, entry_from_json, fill, get, merge_entries, nullish, type_name)
+from .common import (converted_entry, entry_from_json, fill, get, merged_export, nullish, type_name)
 
 FORMAT = "risu"
 FOLDER_PREFIX = "\uf000folder:"
@@ -107,9 +107,7 @@ def wi_to_risu_entry(wi: dict[str, Any]) -> dict[str, Any]:
 def risu_json(book: Lorebook, original: Any = None) -> dict[str, Any]:
     """The Risu export for ``book``; with the file it was read from, only edits change."""
     ordered = book.scan_order()
-    if isinstance(original, dict) and isinstance(original.get("data"), list):
-        pairs = [(e, risu_entry_to_wi(e, i)) for i, e in enumerate(original["data"])]
-        out = dict(original)
-        out["data"] = merge_entries(pairs, ordered, wi_to_risu_entry)
-        return out
+    merged = merged_export(original, "data", ordered, risu_entry_to_wi, wi_to_risu_entry)
+    if merged is not None:
+        return merged
     return {"type": "risu", "ver": 1, "data": [wi_to_risu_entry(e.to_json()) for e in ordered]}
