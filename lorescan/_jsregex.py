@@ -5,8 +5,11 @@ when the ``u`` flag is absent) and emits an equivalent ``regex`` (VERSION0) patt
 construct is explicit: ``\\w \\d \\b`` are ASCII, ``\\s`` is JavaScript's whitespace set, ``.``, ``^``
 and ``$`` follow JavaScript's line terminators, literals are escaped. Without ``u`` the text is
 matched as UTF-16 code units and ``i`` uses JavaScript's ``Canonicalize`` (``toUpperCase`` of a single
-unit, never mapping into ASCII from outside it, so the Kelvin sign and long s stay apart from k/s),
-expanded into explicit character sets. Searches run with a timeout.
+unit, never mapping into ASCII from outside it; the classes are dumped from V8 in ``_jsregex_tables``):
+sets are expanded explicitly, a run of literals becomes ``(?i:…)`` (fast to search) plus a lookbehind
+of explicit sets where ``regex``'s folding, measured per unit, is wider (the Kelvin sign, long s and
+U+0130/U+0131 are not k, s, i in JS). ``test`` tries alternatives one by one in long texts (``_expand``).
+Searches run with a timeout.
 
 Known differences from JavaScript:
 
@@ -30,12 +33,15 @@ Known differences from JavaScript:
 
 from __future__ import annotations
 
-import bisect
 import functools
+import itertools
 import re
+import time
 from typing import Callable, Union
 
 import regex
+
+from ._jsregex_tables import from_utf16, js_cases, js_partners, property_name, regex_cases, utf16
 
 __all__ = ["JsRegex", "JsRegexSyntaxError", "RegexTimeout", "REGEX_TIMEOUT_SECONDS",
            "parse_regex_key", "timeout_count"]
@@ -43,10 +49,12 @@ __all__ = ["JsRegex", "JsRegexSyntaxError", "RegexTimeout", "REGEX_TIMEOUT_SECON
 #: Seconds one search may run before it is abandoned (read at call time, so callers may change it).
 REGEX_TIMEOUT_SECONDS: float = 0.25
 _MAX_REPEAT = 100_000
+_SPLIT_AT = 256  # test() searches alternatives one by one in texts this long (each search costs ~1.5 µs)
 _MAXCP = 0x10FFFF
 _TIMEOUTS = [0]
 
 Intervals = list[tuple[int, int]]
+_Runs = tuple[Callable[..., Union[regex.Match[str], None]], ...]  # bound search (or match) methods
 _Item = Union[int, tuple[Intervals, list[str]]]  # a class atom: one code unit, or a set
 
 
@@ -123,97 +131,6 @@ _ANCHOR = {("^", False): "\\A", ("$", False): "\\Z",
            ("^", True): f"(?<![^{_body(_LT)}])", ("$", True): f"(?![^{_body(_LT)}])"}
 
 
-@functools.cache
-def _case_table() -> tuple[list[int], dict[int, tuple[int, ...]]]:
-    """JS non-``u`` ``Canonicalize`` classes of size > 1 over UTF-16 code units."""
-    groups: dict[int, list[int]] = {}
-    for cp in range(0x10000):
-        up = chr(cp).upper()
-        canon = cp if len(up) != 1 or (cp >= 128 and ord(up) < 128) else ord(up)
-        groups.setdefault(canon, []).append(cp)
-    eq = {m: tuple(ms) for ms in groups.values() if len(ms) > 1 for m in ms}
-    return sorted(eq), eq
-
-
-def _closure(iv: Intervals) -> Intervals:
-    """Every code unit whose JS non-``u`` canonical form equals that of a member of ``iv``."""
-    keys, eq = _case_table()
-    extra = list(iv)
-    for lo, hi in iv:
-        for cp in keys[bisect.bisect_left(keys, lo):bisect.bisect_right(keys, hi)]:
-            extra.extend((m, m) for m in eq[cp])
-    return _norm(extra)
-
-
-_ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
-
-
-def _pair(m: re.Match[str]) -> str:
-    v = ord(m.group()) - 0x10000
-    return chr(0xD800 + (v >> 10)) + chr(0xDC00 + (v & 0x3FF))
-
-
-def _utf16(text: str) -> str:
-    """The string as JavaScript sees it: astral characters become surrogate pairs."""
-    if text.isascii():
-        return text
-    return _ASTRAL.sub(_pair, text) if _ASTRAL.search(text) else text
-
-
-def _from_utf16(text: str, k: int) -> int:
-    """The Python index of UTF-16 index ``k`` in ``text`` (an index inside a pair rounds up)."""
-    units = 0
-    for idx, ch in enumerate(text):
-        if units >= k:
-            return idx
-        units += 2 if ord(ch) > 0xFFFF else 1
-    return len(text)
-
-
-# --------------------------------------------------------------------------- \p{…} names
-
-def _aliases(table: str) -> dict[str, str]:
-    """``"A a1,B b1 b2"`` → every alias mapped to the first name of its comma-separated group."""
-    return {alias: grp.split()[0] for grp in table.split(",") for alias in grp.split()}
-
-
-_GC = _aliases(
-    "LC Cased_Letter,Pe Close_Punctuation,Pc Connector_Punctuation,Cc Control cntrl,Sc Currency_Symbol,"
-    "Pd Dash_Punctuation,Nd Decimal_Number digit,Me Enclosing_Mark,Pf Final_Punctuation,Cf Format,"
-    "Pi Initial_Punctuation,L Letter,Nl Letter_Number,Zl Line_Separator,Ll Lowercase_Letter,"
-    "M Mark Combining_Mark,Sm Math_Symbol,Lm Modifier_Letter,Sk Modifier_Symbol,Mn Nonspacing_Mark,"
-    "N Number,Ps Open_Punctuation,C Other,Lo Other_Letter,No Other_Number,Po Other_Punctuation,"
-    "So Other_Symbol,Zp Paragraph_Separator,Co Private_Use,P Punctuation punct,Z Separator,"
-    "Zs Space_Separator,Mc Spacing_Mark,Cs Surrogate,S Symbol,Lt Titlecase_Letter,Cn Unassigned,"
-    "Lu Uppercase_Letter")
-_BINARY = _aliases(
-    "ASCII,ASCII_Hex_Digit AHex,Alphabetic Alpha,Any,Assigned,Bidi_Control Bidi_C,Bidi_Mirrored Bidi_M,"
-    "Case_Ignorable CI,Cased,Changes_When_Casefolded CWCF,Changes_When_Casemapped CWCM,"
-    "Changes_When_Lowercased CWL,Changes_When_NFKC_Casefolded CWKCF,Changes_When_Titlecased CWT,"
-    "Changes_When_Uppercased CWU,Dash,Default_Ignorable_Code_Point DI,Deprecated Dep,Diacritic Dia,"
-    "Emoji,Emoji_Component EComp,Emoji_Modifier EMod,Emoji_Modifier_Base EBase,Emoji_Presentation EPres,"
-    "Extended_Pictographic ExtPict,Extender Ext,Grapheme_Base Gr_Base,Grapheme_Extend Gr_Ext,"
-    "Hex_Digit Hex,IDS_Binary_Operator IDSB,IDS_Trinary_Operator IDST,ID_Continue IDC,ID_Start IDS,"
-    "Ideographic Ideo,Join_Control Join_C,Logical_Order_Exception LOE,Lowercase Lower,Math,"
-    "Noncharacter_Code_Point NChar,Pattern_Syntax Pat_Syn,Pattern_White_Space Pat_WS,"
-    "Quotation_Mark QMark,Radical,Regional_Indicator RI,Sentence_Terminal STerm,Soft_Dotted SD,"
-    "Terminal_Punctuation Term,Unified_Ideograph UIdeo,Uppercase Upper,Variation_Selector VS,"
-    "White_Space space,XID_Continue XIDC,XID_Start XIDS")
-_SCRIPT_KEYS = {"Script": "sc", "sc": "sc", "Script_Extensions": "scx", "scx": "scx"}
-
-
-def _property(body: str) -> str:
-    """A JS ``\\p{body}`` as a ``regex`` property name (JS names are exact and case-sensitive)."""
-    key, eq, value = body.partition("=")
-    if not eq and (body in _GC or body in _BINARY):
-        return "gc=" + _GC[body] if body in _GC else _BINARY[body]
-    if key in ("General_Category", "gc") and value in _GC:
-        return "gc=" + _GC[value]
-    if key in _SCRIPT_KEYS and re.fullmatch(r"[A-Za-z][A-Za-z_]*", value):
-        return f"{_SCRIPT_KEYS[key]}={value}"
-    raise JsRegexSyntaxError(f"Invalid property name {body!r}")
-
-
 # --------------------------------------------------------------------------- translator
 
 _SYNTAX = set("^$\\.*+?()[]{}|/")
@@ -230,6 +147,29 @@ _TRAIL = re.compile(r"\\u([dD][c-fC-F][0-9a-fA-F]{2})")
 _MODIFIERS = re.compile(r"\?([ims]*)(?:-([ims]*))?:")
 
 
+_Piece = Union[str, tuple[str, list[str]]]  # regex text, or a plain group: (opening, alternatives)
+
+
+class _Zero(str):
+    """The ``regex`` text of an assertion (it matches the empty string)."""
+
+
+def _render(parts: list[_Piece]) -> str:
+    return "".join(p if isinstance(p, str) else p[0] + "|".join(p[1]) + ")" for p in parts)
+
+
+def _expand(parts: list[_Piece]) -> list[str]:
+    """Branches that match where ``parts`` does, a group after nothing but assertions distributed
+    (``\\b(?:a|b)c`` → ``\\bac``, ``\\bbc``): without backreferences captures cannot change whether a
+    match exists, and ``x(a|b)y`` matches where ``xay`` or ``xby`` does, so ``test`` may search them one
+    by one (``regex`` is slow at alternation, fast at a branch that starts with a literal)."""
+    k = next((k for k, p in enumerate(parts) if not isinstance(p, _Zero)), len(parts))
+    if k == len(parts) or isinstance(parts[k], str):
+        return [_render(parts)]
+    head, tail = _render(parts[:k]), _render(parts[k + 1:])
+    return [head + alt + tail for alt in parts[k][1]]
+
+
 def _name_char(k: int, ch: str) -> bool:
     """May ``ch`` stand at index ``k`` of a JavaScript identifier (ID_Start/ID_Continue, ``$ _ ZWNJ ZWJ``)?"""
     return ch in "$_" or bool(k and ch in "\u200c\u200d") or ("a" + ch if k else ch).isidentifier()
@@ -240,7 +180,7 @@ class _Translator:
 
     def __init__(self, source: str, flags: str) -> None:
         self.u = "u" in flags
-        self.src = source if self.u else _utf16(source)
+        self.src = source if self.u else utf16(source)
         self.n, self.pos, self.cap, self.ndisj = len(self.src), 0, 0, 0
         self.i, self.m, self.s = "i" in flags, "m" in flags, "s" in flags
         self.open: list[int] = []  # capture groups being parsed
@@ -248,6 +188,7 @@ class _Translator:
         self.seen: dict[str, list[tuple[tuple[int, int], ...]]] = {}
         self.names: dict[str, list[int]] = {}
         self.ncaps = self._prescan()
+        self.last, self.refs = 0, False  # the last literal code unit read; any backreference seen?
 
     def err(self, msg: str) -> JsRegexSyntaxError:
         return JsRegexSyntaxError(f"{msg} at {self.pos} in /{self.src}/")
@@ -296,34 +237,41 @@ class _Translator:
 
     # ---- structure
 
-    def translate(self) -> str:
-        out = self.disjunction()
+    def translate(self) -> tuple[str, list[str]]:
+        """The ``regex`` pattern, and branches whose matches together are its matches (``_expand``)."""
+        top = self.disjunction()
         if self.pos < self.n:
             raise self.err("Unmatched ')'")
-        return out
+        branches = [] if self.refs else [b for alt in top for b in _expand(alt)]
+        return "|".join(map(_render, top)), branches
 
-    def disjunction(self) -> str:
-        did, alts = self.ndisj, list[str]()
+    def disjunction(self) -> list[list[_Piece]]:
+        """The alternatives, each a list of pieces; runs of unquantified literal code units are merged."""
+        did, alts = self.ndisj, list[list[_Piece]]()
         self.ndisj += 1
         while True:
             self.path.append((did, len(alts)))
-            parts = []
+            terms: list[_Piece | int] = []
             while self.pos < self.n and self.src[self.pos] not in "|)":
-                parts.append(self.term())
-            alts.append("".join(parts))
+                terms.append(self.term())
+            alts.append([])
+            for chars, grp in itertools.groupby(terms, key=lambda t: isinstance(t, int)):
+                alts[-1].extend([self.run(list(grp))] if chars else grp)  # type: ignore[list-item]
             self.path.pop()
             if self.peek() != "|":
-                return "|".join(alts)
+                return alts
             self.pos += 1
 
-    def term(self) -> str:
+    def term(self) -> _Piece | int:
+        """A term: its piece, or the code unit of an unquantified literal (``disjunction`` merges those)."""
         atom, kind = self.atom()
         q = self.quantifier()
         if q is None:
-            return atom
+            return self.last if kind == "char" else _Zero(atom) if kind in ("assert", "lookahead") else atom
         if kind == "assert" or (kind == "lookahead" and self.u):
             raise self.err("Invalid quantifier")
-        return ("(?:" + atom + ")" if kind == "lookahead" else atom) + q
+        text = _render([atom])
+        return ("(?:" + text + ")" if kind == "lookahead" else text) + q
 
     def braced(self) -> tuple[str, int] | None:
         """A ``{n}``/``{n,}``/``{n,m}`` quantifier at ``pos`` as (``regex`` text, end), else None."""
@@ -355,7 +303,7 @@ class _Translator:
             return q if q.endswith(_NEVER) else q + "?"
         return q
 
-    def atom(self) -> tuple[str, str]:
+    def atom(self) -> tuple[_Piece, str]:
         """One atom or assertion: (``regex`` text, kind ``atom``/``assert``/``lookahead``)."""
         c = self.src[self.pos]
         if c == "{" and (self.u or self.braced() is not None) or c in "*+?":
@@ -373,9 +321,9 @@ class _Translator:
             return (_ANY if self.s else self.emit_set(_LT, True)), "atom"
         if c in "]}" and self.u:
             raise self.err("Lone quantifier brackets")
-        return self.char(ord(c)), "atom"
+        return self.char(ord(c)), "char"
 
-    def group(self) -> tuple[str, str]:
+    def group(self) -> tuple[_Piece, str]:
         start, kind, py = self.pos, "atom", "("
         saved = (self.i, self.m, self.s)
         if self.peek() != "?":
@@ -411,18 +359,39 @@ class _Translator:
             raise self.err("Unterminated group")
         self.pos += 1
         self.i, self.m, self.s = saved
-        return py + body + ")", kind
+        alts = list(map(_render, body))
+        if py in ("(", "(?:") and len(alts) > 1:
+            return (py, alts), kind
+        return py + "|".join(alts) + ")", kind
 
     # ---- escapes and characters
 
     def char(self, cp: int) -> str:
+        self.last = cp  # term() hands an unquantified literal to disjunction() as this code unit
         if self.i and (not self.u or cp in _TURKISH_I):
             return self.emit_set([(cp, cp)])
         return _lit(cp)
 
+    def run(self, cps: list[int]) -> str:
+        """Literal code units in a row; with ``i`` (no ``u``) one ``(?i:…)``, then explicit JS sets in a
+        lookbehind from the first unit that ``regex`` folds wider (k: the Kelvin sign, i: U+0130 …)."""
+        if not self.i or self.u:
+            return "".join(map(self.char, cps))
+        out: list[str] = []
+        for fits, grp in itertools.groupby(cps, key=lambda c: js_cases(c) <= regex_cases(c)):
+            seg = list(grp)
+            wider = [k for k, c in enumerate(seg) if regex_cases(c) != js_cases(c)]
+            if not fits or not any(len(regex_cases(c)) > 1 for c in seg):
+                out.extend(map(self.char, seg))
+                continue
+            look = "".join(map(self.char, seg[wider[0]:])) if wider else ""
+            out.append("(?i:" + "".join(map(_lit, seg)) + ")" + (f"(?<={look})" if look else ""))
+        return "".join(out)
+
     def backref(self, groups: list[int]) -> str:
         """``\\N``/``\\k<n>``: an unset group (or one still open) matches the empty string, as in JS."""
         out = ""
+        self.refs = True
         for g in reversed([g for g in groups if g not in self.open]):
             ref = f"\\g<{g}>" if not self.i or self.u else f"(?i:\\g<{g}>)"
             out = f"(?({g}){ref}|{out})"
@@ -438,7 +407,9 @@ class _Translator:
         if not m:
             raise self.err("Invalid property name")
         self.pos = m.end()
-        return ("\\P{" if neg else "\\p{") + _property(m.group(1)) + "}"
+        if (name := property_name(m.group(1))) is None:
+            raise JsRegexSyntaxError(f"Invalid property name {m.group(1)!r}")
+        return ("\\P{" if neg else "\\p{") + name + "}"
 
     def legacy_octal(self) -> int:
         end, v = self.pos + (3 if self.src[self.pos] in "0123" else 2), 0
@@ -463,12 +434,12 @@ class _Translator:
                 raise self.err("Invalid escape")
             if c in "89":
                 self.pos += 1
-                return self.char(ord(c)), "atom"
-            return self.char(self.legacy_octal()), "atom"
+                return self.char(ord(c)), "char"
+            return self.char(self.legacy_octal()), "char"
         if c == "0" and self.peek(1) in _DIGITS:
             if self.u:
                 raise self.err("Invalid decimal escape")
-            return self.char(self.legacy_octal()), "atom"
+            return self.char(self.legacy_octal()), "char"
         if c == "k" and (self.u or self.names):
             if self.peek(1) != "<":
                 raise self.err("Invalid named reference")
@@ -481,7 +452,7 @@ class _Translator:
             return self.emit_set(self.class_escape(c.lower()), c.isupper()), "atom"
         if c in "pP" and self.u:
             return self.prop(), "atom"
-        return self.char(self.char_escape(False)), "atom"
+        return self.char(self.char_escape(False)), "char"
 
     def char_escape(self, in_class: bool) -> int:
         """A CharacterEscape after ``\\`` (Annex B identity escapes without ``u``)."""
@@ -579,7 +550,7 @@ class _Translator:
     def emit_set(self, iv: Intervals, negated: bool = False, props: list[str] | None = None) -> str:
         """A character set as ``regex`` text, with JavaScript's case-insensitive membership."""
         if not self.u:
-            iv = _closure(iv) if self.i else _norm(iv)
+            iv = _norm(iv + js_partners(iv) if self.i else iv)
             iv = _complement(iv) if negated else iv
             if len(iv) == 1 and iv[0][0] == iv[0][1]:
                 return _lit(iv[0][0])
@@ -597,20 +568,21 @@ class _Translator:
 class JsRegex:
     """A compiled JavaScript ``new RegExp(source, flags)``; raises :class:`JsRegexSyntaxError`."""
 
-    __slots__ = ("source", "flags", "py_pattern", "timed_out", "_rx", "_run", "_utf16")
+    __slots__ = ("source", "flags", "py_pattern", "timed_out", "_opts", "_whole", "_tests", "_utf16")
 
     def __init__(self, source: str, flags: str = "") -> None:
         if len(set(flags)) != len(flags) or not set(flags) <= set("dgimsuy"):
             raise JsRegexSyntaxError(f"Invalid flags {flags!r}")
         self.source, self.flags = source, flags
-        self.py_pattern = _Translator(source, flags).translate()
-        opts = regex.VERSION0 | (regex.IGNORECASE if "u" in flags and "i" in flags else 0)
+        self.py_pattern, branches = _Translator(source, flags).translate()
+        self._opts = regex.VERSION0 | (regex.IGNORECASE if "u" in flags and "i" in flags else 0)
+        split = len(branches) > 1  # then the whole pattern is compiled when first needed
         try:
-            self._rx = regex.compile(self.py_pattern, opts)
+            tests = [regex.compile(b, self._opts) for b in (branches if split else [self.py_pattern])]
         except (regex.error, OverflowError, MemoryError, RecursionError) as exc:
             raise JsRegexSyntaxError(f"cannot compile /{source}/{flags}: {exc}") from exc
-        self._run: Callable[..., regex.Match[str] | None] = (
-            self._rx.match if "y" in flags else self._rx.search)  # sticky: lastIndex 0 only
+        self._tests = tuple(rx.match if "y" in flags else rx.search for rx in tests)  # y: lastIndex 0
+        self._whole: _Runs | None = None if split else self._tests
         self._utf16 = "u" not in flags
         #: Whether the last ``test``/``search_span`` call hit the timeout.
         self.timed_out = False
@@ -618,32 +590,47 @@ class JsRegex:
     def __repr__(self) -> str:
         return f"JsRegex(/{self.source}/{self.flags})"
 
-    def _match(self, text: str, strict: bool) -> tuple[str, regex.Match[str] | None]:
-        s = _utf16(text) if self._utf16 else text
-        try:
-            m = self._run(s, timeout=REGEX_TIMEOUT_SECONDS)
-        except TimeoutError as exc:
-            self.timed_out = True
+    def _one(self) -> _Runs:  # the whole pattern, compiled on first use when test() has branches
+        if self._whole is None:
+            rx = regex.compile(self.py_pattern, self._opts)
+            self._whole = (rx.match if "y" in self.flags else rx.search,)
+        return self._whole
+
+    def _find(self, runs: _Runs, text: str, strict: bool) -> tuple[str, regex.Match[str] | None]:
+        """The first match of the first of ``runs`` that matches; they share one time budget."""
+        s, late = (utf16(text) if self._utf16 else text), False
+        t0 = time.monotonic() if len(runs) > 1 else 0.0
+        for run in runs:
+            try:
+                m = run(s, timeout=max(REGEX_TIMEOUT_SECONDS + t0 - time.monotonic(), 1e-6) if t0 else
+                        REGEX_TIMEOUT_SECONDS)
+            except TimeoutError:
+                late = True
+                continue
+            if m is not None:
+                self.timed_out = False
+                return s, m
+        self.timed_out = late
+        if late:
             _TIMEOUTS[0] += 1
             if strict:
-                raise RegexTimeout(f"/{self.source}/{self.flags} timed out") from exc
-            return s, None
-        self.timed_out = False
-        return s, m
+                raise RegexTimeout(f"/{self.source}/{self.flags} timed out")
+        return s, None
 
     def test(self, text: str, *, strict: bool = False) -> bool:
         """``RegExp.prototype.test(text)`` with lastIndex 0; a timeout gives False and sets ``timed_out``."""
-        return self._match(text, strict)[1] is not None
+        runs = self._tests if len(text) >= _SPLIT_AT else self._whole or self._one()
+        return self._find(runs, text, strict)[1] is not None
 
     def search_span(self, text: str, *, strict: bool = False) -> tuple[int, int] | None:
         """The span (Python indices into ``text``) of the first match, or None (also on timeout)."""
-        s, m = self._match(text, strict)
+        s, m = self._find(self._whole or self._one(), text, strict)
         if m is None:
             return None
         start, end = int(m.start()), int(m.end())
         if len(s) == len(text):
             return start, end
-        return _from_utf16(text, start), _from_utf16(text, end)
+        return from_utf16(text, start), from_utf16(text, end)
 
 
 _KEY = re.compile(r"/([\s\S]+?)/([gimsuy]*)")

@@ -6,12 +6,14 @@ duplicate-named-group cases, which follow the specification (Chrome 125+, Firefo
 
 from __future__ import annotations
 
+import string
 import time
 
 import pytest
 
 from lorescan import _jsregex
 from lorescan._jsregex import JsRegex, JsRegexSyntaxError, RegexTimeout, parse_regex_key, timeout_count
+from lorescan._jsregex_tables import js_case_table, js_cases, regex_cases
 
 
 def js_test(key: str, text: str) -> bool | None:
@@ -163,6 +165,100 @@ def test_semantics(key: str, text: str, expected: bool) -> None:
 ])
 def test_case_insensitive(key: str, text: str, expected: bool) -> None:
     assert js_test(key, text) is expected
+
+
+# Spans from Node 20.20 (V8 11.3, Unicode 17): ``re.exec(text)`` → (index, index + length) or None.
+@pytest.mark.parametrize(("key", "text", "span"), [
+    # literal runs with k, s, i (regex also folds the Kelvin sign, long s, dotted/dotless i into them)
+    ("/knight/i", "KNIGHT", (0, 6)), ("/knight/i", "kNiGhT", (0, 6)), ("/knight/i", "\u212anight", None),
+    ("/knight/i", "kn\u0130ght", None), ("/knight/i", "kn\u0131ght", None), ("/KNIGHT/i", "a knight", (2, 8)),
+    ("/kiss/i", "KISS", (0, 4)), ("/kiss/i", "ki\u017fs", None), ("/kiss/i", "K\u0130SS", None),
+    ("/kiss/i", "k\u0131ss", None), ("/Sis/i", "\u017fis sIS", (4, 7)), ("/ink/i", "IN\u212a Ink", (4, 7)),
+    ("/kni+ght|sword/i", "KNIIIGHT", (0, 8)), ("/kni+ght|sword/i", "kn\u0131ght \u017fword", None),
+    ("/kni+ght|sword/i", "a \u212anight, a SWORD", (12, 17)),
+    ("/sword|knight/i", "\u212anight KNIGHT", (7, 13)),
+    ("/\\bdrag(?:on|oness)\\b/i", "The DRAGONESS flew", (4, 13)),
+    ("/\\bdrag(?:on|oness)\\b/i", "dragons", None), ("/\\bdrag(?:on|oness)\\b/i", "a DRAGON.", (2, 8)),
+    ("/\\bdrag(?:on|oness)\\b/i", "dragone\u017fs", None), ("/\\b(?:dragon|wyrm)s?\\b/i", "WYRMS", (0, 5)),
+    ("/\\b(?:dragon|wyrm)s?\\b/i", "wyrm\u017f", (0, 4)),
+    ("/\\b(?:dragon|wyrm)s?\\b/i", "wyrms\u212a", (0, 5)), ("/DrAgOn/i", "xdragon", (1, 7)),
+    ("/stra\u00dfe/i", "STRA\u1e9eE", None), ("/stra\u00dfe/i", "STRA\u00dfE", (0, 6)),
+    # non-ASCII: V8's classes (Unicode 17) and pairs regex adds (Ohm/Angstrom signs, ẞ, ϴ, ﬅ/ﬆ)
+    ("/\u00b5/i", "\u039c", (0, 1)), ("/\u03c3/i", "\u03c2", (0, 1)), ("/\u03c2/i", "\u03a3", (0, 1)),
+    ("/\u01c5/i", "\u01c4", (0, 1)), ("/\u0264/i", "\ua7cb", (0, 1)), ("/\ua7dc/i", "\u019b", (0, 1)),
+    ("/\u2126/i", "\u03c9", None), ("/\u03a9/i", "\u2126", None), ("/\u00e5/i", "\u212b", None),
+    ("/\u03b8/i", "\u03f4", None), ("/\u03b8/i", "\u03d1", (0, 1)), ("/\ufb05/i", "\ufb06", None),
+    ("/\u0432\u043e\u043b\u043a/i", "\u1c80\u041e\u041b\u041a", (0, 4)), ("/\u017f/i", "S", None),
+    ("/\u017f/i", "\u017f", (0, 1)), ("/\u212a/i", "k", None), ("/\u0130/i", "i", None),
+    ("/I/i", "\u0131", None), ("/\\u212aelvin/i", "KELVIN \u212aELVIN", (7, 13)),
+    ("/\u1e9e/i", "\u00df", None), ("/\u1e61/i", "\u1e9b", (0, 1)),
+    # classes
+    ("/[a-z]+/i", "K\u212aK", (0, 1)), ("/[k-s]+/i", "\u017fKS", (1, 3)), ("/[^k]/i", "K\u212a", (1, 2)),
+    ("/\\w+/i", "\u017fkK", (1, 3)), ("/[\u212a\u017f]/i", "ks", None), ("/[^\\W]+/i", "\u0131Is", (1, 3)),
+    ("/[\u03c3]/i", "\u03a3", (0, 1)),
+    # \b and \B
+    ("/\\bk/i", "\u212ak", (1, 2)), ("/k\\b/i", "k\u212a", (0, 1)), ("/\\Bs/i", "\u017fS", None),
+    ("/\\bis\\b/i", "th\u0131s IS", (5, 7)),
+    # backreferences (on texts without the Kelvin sign, long s, İ or ı: see the module docstring)
+    ("/(k)\\1/i", "kK", (0, 2)), ("/(s)\\1/i", "sS", (0, 2)), ("/(ab)\\1/i", "abAB", (0, 4)),
+    ("/(?<x>i)\\k<x>/i", "iI", (0, 2)), ("/(dragon)\\s+\\1/i", "Dragon DRAGON", (0, 13)),
+    # lookbehind and lookahead around runs
+    ("/(?<=kis)s/i", "KISS", (3, 4)), ("/(?<=kis)s/i", "\u212aISS", None), ("/(?<!k)s/i", "\u212as", (1, 2)),
+    ("/a(?=ki)/i", "aK\u0130 aKI", (4, 5)),
+    # without i: alternatives are tried one by one by test()
+    ("/dragon|wyrm/", "WYRM wyrm", (5, 9)), ("/\\b(?:cat|dog)s?\\b/", "hotdogs dogs", (8, 12)),
+    ("/b|a/y", "ab", (0, 1)), ("/x|a/y", "ba", None), ("/^(?:a|b)c|d/m", "x\nbc", (2, 4)),
+])
+def test_case_insensitive_spans_from_node(key: str, text: str, span: tuple[int, int] | None,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    rx = parse_regex_key(key)
+    assert rx is not None
+    assert rx.search_span(text) == span
+    assert rx.test(text) is (span is not None)
+    monkeypatch.setattr(_jsregex, "_SPLIT_AT", 0)  # test() as on a long text: alternatives one by one
+    assert rx.test(text) is (span is not None)
+
+
+def test_case_classes_are_v8s() -> None:
+    keys, eq = js_case_table()
+    assert len(keys) == len(eq) == 2313  # code units with case partners in Node 20.20
+    assert js_cases(ord("k")) == {ord("k"), ord("K")} and js_cases(0x212A) == {0x212A}
+    assert js_cases(0x3C3) == {0x3A3, 0x3C2, 0x3C3} and js_cases(0x264) == {0x264, 0xA7CB}
+    assert js_cases(0xB5) == {0xB5, 0x39C, 0x3BC} and js_cases(0xDF) == {0xDF}
+    for ch in string.ascii_letters + "µßåæéσςθωжвѣǅ\u212a\u017f\u0130\u0131":  # regex folds as much or more
+        assert js_cases(ord(ch)) <= regex_cases(ord(ch))
+
+
+def test_literal_runs_are_scoped_case_insensitive_groups() -> None:
+    # one (?i:…) per run (regex searches those fast); explicit sets only where regex folds wider
+    assert JsRegex("dragon", "i").py_pattern == "(?i:dragon)"
+    assert JsRegex(r"\bdrag(?:on|oness)\b", "i").py_pattern == (
+        r"(?a:\b)(?i:drag)(?:(?i:on)|(?i:oness)(?<=[Ss][Ss]))(?a:\b)")
+    assert JsRegex("a-k+", "i").py_pattern == "(?i:a\\x2d)[Kk]+"
+    assert JsRegex("knight", "").py_pattern == "knight"
+
+
+def test_alternatives_share_one_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_jsregex, "REGEX_TIMEOUT_SECONDS", 0.1)
+    rx = parse_regex_key("/(a|aa)+$|(b|bb)+$|c/")  # long texts: one search per alternative
+    assert rx is not None
+    for text in ("a" * 60 + "!", "a" * 300 + "!"):
+        before, start = timeout_count(), time.monotonic()
+        assert rx.test(text) is False
+        assert time.monotonic() - start < 0.5
+        assert rx.timed_out is True and timeout_count() == before + 1
+    assert rx.test("aac") is True and rx.timed_out is False
+    assert rx.test("x" * 300 + "c") is True and rx.timed_out is False
+    assert rx.search_span("xbb") == (1, 3)
+
+
+def test_repeated_texts_keep_their_utf16_view() -> None:
+    rx = parse_regex_key("/^..b$/")
+    assert rx is not None
+    text = "\U0001f600b"
+    again = "".join(["\U0001f600", "b"])  # equal, but another object
+    assert [rx.test(text), rx.test(text), rx.test(again), rx.test("\u00e9b")] == [True, True, True, False]
+    assert rx.search_span(text) == (0, 2)
 
 
 def test_sticky_anchors_at_zero() -> None:
