@@ -388,11 +388,6 @@ class BoundIndex:
             return self.main.needles.entries[nid]
         return self.over.entries[nid - self.base]  # type: ignore[union-attr]
 
-    def needle_word(self, nid: int) -> bool:
-        if nid < self.base:
-            return self.main.needles.word[nid]
-        return self.over.word[nid - self.base]  # type: ignore[union-attr]
-
     def hits(self, text: str) -> frozenset[int]:
         """Needle ids found in one piece of scan text (memoised: messages recur across generations)."""
         cached = self._hits_cache.get(text)

@@ -52,7 +52,3 @@ class Trace:
 
     def stop(self, why: str) -> None:
         self._add("stop", why=why)
-
-    def for_entry(self, key: str) -> list[dict[str, Any]]:
-        """Every event that names entry ``key``."""
-        return [e for e in self.events if e.get("entry") == key]
