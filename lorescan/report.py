@@ -258,7 +258,7 @@ table{border-collapse:separate;border-spacing:1px;font-size:11px}
 th.label{position:sticky;left:0;z-index:2;background:#fff;text-align:left;font-weight:normal;
  width:var(--label);min-width:var(--label);max-width:var(--label);white-space:nowrap;overflow:hidden;text-overflow:ellipsis;padding:0 8px 0 4px}
 th.label b{font-weight:600}th.label span{color:#6b7280}
-thead th.label{z-index:3}
+thead th.label{z-index:3}tr.gens th.label{padding:0 8px 0 4px}
 tr.budget td{height:56px;vertical-align:bottom;padding:0;cursor:pointer;background:#eef2f7}
 tr.budget .bar{width:100%;background:#4a7fd4;min-height:1px}tr.budget .bar.over{background:#d9473f}
 tr.gens th{font-weight:normal;color:#6b7280;font-size:10px;height:14px;padding:0;text-align:left;white-space:nowrap;
