@@ -326,8 +326,18 @@ class KeyIndex:
                 if special:
                     self.always.append(gid)
             if sec:
-                self.secondary[gid] = tuple(_prepare(raw, raw if isinstance(raw, str) else "", cs, ww, needles)
-                                            for raw in sec)
+                cache = caches.get((cs, ww))
+                if cache is None:
+                    cache = caches[(cs, ww)] = {}
+                prepared: list[KeyItem] = []
+                for raw in sec:
+                    item = cache.get(raw) if type(raw) is str else None
+                    if item is None:
+                        item = _prepare(raw, raw if isinstance(raw, str) else "", cs, ww, needles)
+                        if type(raw) is str:
+                            cache[raw] = item
+                    prepared.append(item)
+                self.secondary[gid] = tuple(prepared)
         needles.build()
         needles.entries = [tuple(x) for x in needles.entries]   # done growing: tuples are smaller
         needles.ids = {}                                         # only needed while adding
