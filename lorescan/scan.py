@@ -260,6 +260,45 @@ def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: _Needles) -> Ke
     return needles.add(needle, cs, ww and _WHITESPACE.search(needle) is None)
 
 
+def _modes(ce: CompiledEntry, case_sensitive: bool, whole_words: bool) -> tuple[bool, bool]:
+    """The entry's case sensitivity and whole-word matching: its own value ``??`` the setting."""
+    ecs, eww = ce.case_sensitive, ce.match_whole_words
+    return (case_sensitive if ecs is None else _js.truthy(ecs),
+            whole_words if eww is None else _js.truthy(eww))
+
+
+def _prepare_keys(raws: Sequence[object], env: MacroEnv | None, cs: bool, ww: bool, needles: _Needles,
+                  cache: dict[str, KeyItem]) -> tuple[KeyItem, ...]:
+    """A key list prepared (macros substituted for ``env`` when given), reusing ``cache``."""
+    items: list[KeyItem] = []
+    for raw in raws:
+        item = cache.get(raw) if type(raw) is str else None
+        if item is None:
+            if type(raw) is not str:
+                sub = ""
+            else:
+                sub = substitute(raw, env) if env is not None else raw
+            item = _prepare(raw, sub, cs, ww, needles)
+            if type(raw) is str:
+                cache[raw] = item
+        items.append(item)
+    return tuple(items)
+
+
+def _register(items: Sequence[KeyItem], gid: int, needles: _Needles) -> bool:
+    """List entry ``gid`` under its keys' needles; whether it must be checked on every pass."""
+    always = False
+    for item in items:
+        nid = item if type(item) is int else item.nid  # type: ignore[union-attr]
+        if nid is not None:
+            lst = needles.entries[nid - needles.base]
+            if not lst or lst[-1] != gid:
+                lst.append(gid)
+        elif item.kind != SKIP:  # type: ignore[union-attr]
+            always = True
+    return always
+
+
 def _any_macro(keys: Sequence[object]) -> bool:
     """Whether a key list has a key with a macro (``<USER>``-style or ``{{…}}``)."""
     for raw in keys:
@@ -285,59 +324,26 @@ class KeyIndex:
         self.macro: list[CompiledEntry] = []
         caches: dict[tuple[bool, bool], dict[str, KeyItem]] = {}   # prepared keys per (case, word)
         needles = self.needles
-        entries_of = needles.entries
-        primary = self.primary
         for ce in entries:
             keys = ce.keys
             sec = ce.keys_secondary
             if not keys and not sec:
                 continue
-            ecs, eww = ce.case_sensitive, ce.match_whole_words
-            cs = case_sensitive if ecs is None else _js.truthy(ecs)
-            ww = whole_words if eww is None else _js.truthy(eww)
             if (keys and _any_macro(keys)) or (sec and _any_macro(sec)):
                 self.macro.append(ce)
                 continue
+            cs, ww = _modes(ce, case_sensitive, whole_words)
+            cache = caches.get((cs, ww))
+            if cache is None:
+                cache = caches[(cs, ww)] = {}
             gid = ce.gid
             if keys:
-                cache = caches.get((cs, ww))
-                if cache is None:
-                    cache = caches[(cs, ww)] = {}
-                items: list[KeyItem] = []
-                special = False
-                for raw in keys:
-                    item = cache.get(raw) if type(raw) is str else None
-                    if item is None:
-                        item = _prepare(raw, raw if isinstance(raw, str) else "", cs, ww, needles)
-                        if type(raw) is str:
-                            cache[raw] = item
-                    items.append(item)
-                    if type(item) is int:
-                        lst = entries_of[item]
-                        if not lst or lst[-1] != gid:
-                            lst.append(gid)
-                    elif item.nid is not None:
-                        lst = entries_of[item.nid]
-                        if not lst or lst[-1] != gid:
-                            lst.append(gid)
-                    elif item.kind != SKIP:
-                        special = True
-                primary[gid] = tuple(items)
-                if special:
+                items = _prepare_keys(keys, None, cs, ww, needles, cache)
+                self.primary[gid] = items
+                if _register(items, gid, needles):
                     self.always.append(gid)
             if sec:
-                cache = caches.get((cs, ww))
-                if cache is None:
-                    cache = caches[(cs, ww)] = {}
-                prepared: list[KeyItem] = []
-                for raw in sec:
-                    item = cache.get(raw) if type(raw) is str else None
-                    if item is None:
-                        item = _prepare(raw, raw if isinstance(raw, str) else "", cs, ww, needles)
-                        if type(raw) is str:
-                            cache[raw] = item
-                    prepared.append(item)
-                self.secondary[gid] = tuple(prepared)
+                self.secondary[gid] = _prepare_keys(sec, None, cs, ww, needles, cache)
         needles.build()
         needles.entries = [tuple(x) for x in needles.entries]   # done growing: tuples are smaller
         needles.ids = {}                                         # only needed while adding
@@ -369,25 +375,15 @@ class BoundIndex:
             self.secondary = dict(main.secondary)
             self.always = list(main.always)
             for ce in main.macro:
-                ecs, eww = ce.case_sensitive, ce.match_whole_words
-                cs = main.case_sensitive if ecs is None else _js.truthy(ecs)
-                ww = main.whole_words if eww is None else _js.truthy(eww)
+                cs, ww = _modes(ce, main.case_sensitive, main.whole_words)
                 gid = ce.gid
                 if ce.keys:
-                    items = [_prepare(k, substitute(k, env) if isinstance(k, str) else "", cs, ww, over)
-                             for k in ce.keys]
+                    items = _prepare_keys(ce.keys, env, cs, ww, over, {})
                     self.primary[gid] = items
-                    for item in items:
-                        nid = item if type(item) is int else item.nid
-                        if nid is not None:
-                            lst = over.entries[nid - over.base]
-                            if not lst or lst[-1] != gid:
-                                lst.append(gid)
-                    if any(type(i) is not int and i.kind != SKIP and i.nid is None for i in items):
+                    if _register(items, gid, over):
                         self.always.append(gid)
                 if ce.keys_secondary:
-                    self.secondary[gid] = [_prepare(k, substitute(k, env) if isinstance(k, str) else "", cs, ww,
-                                                    over) for k in ce.keys_secondary]
+                    self.secondary[gid] = _prepare_keys(ce.keys_secondary, env, cs, ww, over, {})
         over.build()
         self.over = over if over.word else None
         self.base = over.base
