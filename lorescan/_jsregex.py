@@ -43,7 +43,7 @@ import regex
 
 from ._jsregex_tables import from_utf16, js_cases, js_partners, property_name, regex_cases, utf16
 
-__all__ = ["JsRegex", "JsRegexSyntaxError", "RegexTimeout", "REGEX_TIMEOUT_SECONDS",
+__all__ = ["JsRegex", "JsRegexSyntaxError", "PIECE_MARKED", "PIECE_NEWLINE", "RegexTimeout", "REGEX_TIMEOUT_SECONDS",
            "parse_regex_key", "timeout_count"]
 
 #: Seconds one search may run before it is abandoned (read at call time, so callers may change it).
@@ -52,6 +52,14 @@ _MAX_REPEAT = 100_000
 _SPLIT_AT = 256  # test() searches alternatives one by one in texts this long (each search costs ~1.5 µs)
 _MAXCP = 0x10FFFF
 _TIMEOUTS = [0]
+_NL, _SOH, _CTX = 1, 2, 4  # _Translator.reach bits
+
+#: ``JsRegex.piecewise`` values. In a text ``"\x01" + pieces.join("\n\x01")`` a regex with no
+#: anchor, lookaround or ``y`` flag matches exactly when it matches some piece searched on its own
+#: as ``"\x01" + piece`` (PIECE_MARKED: no atom can consume "\n", so no match reaches past the
+#: piece's own marker) or as ``piece + "\n"``, the last piece without the "\n" (PIECE_NEWLINE: no
+#: atom can consume "\x01"). ``\b`` agrees: "\n", "\x01" and the text's ends are all non-word.
+PIECE_MARKED, PIECE_NEWLINE = 1, 2
 
 Intervals = list[tuple[int, int]]
 _Runs = tuple[Callable[..., Union[regex.Match[str], None]], ...]  # bound search (or match) methods
@@ -189,6 +197,7 @@ class _Translator:
         self.names: dict[str, list[int]] = {}
         self.ncaps = self._prescan()
         self.last, self.refs = 0, False  # the last literal code unit read; any backreference seen?
+        self.reach = 0  # _NL / _SOH: some atom can consume "\n" / "\x01"; _CTX: an anchor or lookaround
 
     def err(self, msg: str) -> JsRegexSyntaxError:
         return JsRegexSyntaxError(f"{msg} at {self.pos} in /{self.src}/")
@@ -310,6 +319,7 @@ class _Translator:
             raise self.err("Nothing to repeat")
         self.pos += 1
         if c in "^$":
+            self.reach |= _CTX
             return _ANCHOR[(c, self.m)], "assert"
         if c == "\\":
             return self.atom_escape()
@@ -318,7 +328,10 @@ class _Translator:
         if c == "[":
             return self.char_class(), "atom"
         if c == ".":
-            return (_ANY if self.s else self.emit_set(_LT, True)), "atom"
+            if self.s:
+                self.reach |= _NL | _SOH
+                return _ANY, "atom"
+            return self.emit_set(_LT, True), "atom"
         if c in "]}" and self.u:
             raise self.err("Lone quantifier brackets")
         return self.char(ord(c)), "char"
@@ -329,8 +342,10 @@ class _Translator:
         if self.peek() != "?":
             self.cap += 1
         elif self.src.startswith(("?=", "?!"), start):
+            self.reach |= _CTX
             kind, py, self.pos = "lookahead", "(" + self.src[start:start + 2], start + 2
         elif self.src.startswith(("?<=", "?<!"), start):
+            self.reach |= _CTX
             kind, py, self.pos = "assert", "(" + self.src[start:start + 3], start + 3
         elif self.src.startswith("?<", start):
             name, self.pos = self._read_name(start + 2)
@@ -368,6 +383,7 @@ class _Translator:
 
     def char(self, cp: int) -> str:
         self.last = cp  # term() hands an unquantified literal to disjunction() as this code unit
+        self.reach |= _NL if cp == 0x0A else _SOH if cp == 0x01 else 0
         if self.i and (not self.u or cp in _TURKISH_I):
             return self.emit_set([(cp, cp)])
         return _lit(cp)
@@ -375,6 +391,8 @@ class _Translator:
     def run(self, cps: list[int]) -> str:
         """Literal code units in a row; with ``i`` (no ``u``) one ``(?i:…)``, then explicit JS sets in a
         lookbehind from the first unit that ``regex`` folds wider (k: the Kelvin sign, i: U+0130 …)."""
+        for cp in cps:
+            self.reach |= _NL if cp == 0x0A else _SOH if cp == 0x01 else 0
         if not self.i or self.u:
             return "".join(map(self.char, cps))
         out: list[str] = []
@@ -402,6 +420,7 @@ class _Translator:
         return _complement(base) if c.isupper() else base
 
     def prop(self) -> str:
+        self.reach |= _NL | _SOH  # not worked out per property: assume it may
         neg = self.src[self.pos] == "P"
         m = _PROP.match(self.src, self.pos + 1)
         if not m:
@@ -547,14 +566,22 @@ class _Translator:
                     iv.extend(item[0])
                     props.extend(item[1])
 
+    def _reaches(self, iv: Intervals, negated: bool) -> None:
+        """Note whether a set (``iv``, complemented if ``negated``) holds "\\n" or "\\x01"."""
+        for cp, bit in ((0x0A, _NL), (0x01, _SOH)):
+            if any(lo <= cp <= hi for lo, hi in iv) != negated:
+                self.reach |= bit
+
     def emit_set(self, iv: Intervals, negated: bool = False, props: list[str] | None = None) -> str:
         """A character set as ``regex`` text, with JavaScript's case-insensitive membership."""
         if not self.u:
             iv = _norm(iv + js_partners(iv) if self.i else iv)
             iv = _complement(iv) if negated else iv
+            self._reaches(iv, False)
             if len(iv) == 1 and iv[0][0] == iv[0][1]:
                 return _lit(iv[0][0])
             return _cls(_body(iv), False)
+        self._reaches(iv, negated)   # no character case-folds to "\n" or "\x01"
         extra = "".join(props or [])
         if self.i and (extra or any(lo <= t <= hi for t in _TURKISH_I for lo, hi in iv)):
             rest = _body(_complement(_complement(iv) + [(0x130, 0x131)])) + extra
@@ -568,13 +595,20 @@ class _Translator:
 class JsRegex:
     """A compiled JavaScript ``new RegExp(source, flags)``; raises :class:`JsRegexSyntaxError`."""
 
-    __slots__ = ("source", "flags", "py_pattern", "timed_out", "_opts", "_whole", "_tests", "_utf16")
+    __slots__ = ("source", "flags", "py_pattern", "piecewise", "timed_out", "_opts", "_whole", "_tests",
+                 "_utf16")
 
     def __init__(self, source: str, flags: str = "") -> None:
         if len(set(flags)) != len(flags) or not set(flags) <= set("dgimsuy"):
             raise JsRegexSyntaxError(f"Invalid flags {flags!r}")
         self.source, self.flags = source, flags
-        self.py_pattern, branches = _Translator(source, flags).translate()
+        tr = _Translator(source, flags)
+        self.py_pattern, branches = tr.translate()
+        #: How a text made of pieces joined by "\n\x01" may be searched piece by piece (see
+        #: :data:`PIECE_MARKED`); 0 when it may not: an anchor, a lookaround or ``y`` sees beyond a
+        #: match, or some atom can consume both "\n" and "\x01" (a match could span the joiner).
+        self.piecewise = (0 if tr.reach & _CTX or "y" in flags else PIECE_MARKED if not tr.reach & _NL
+                          else PIECE_NEWLINE if not tr.reach & _SOH else 0)
         self._opts = regex.VERSION0 | (regex.IGNORECASE if "u" in flags and "i" in flags else 0)
         split = len(branches) > 1  # then the whole pattern is compiled when first needed
         try:

@@ -17,7 +17,7 @@ from typing import Iterable, Sequence
 import ahocorasick
 
 from . import _js
-from ._jsregex import JsRegex, parse_regex_key
+from ._jsregex import PIECE_MARKED, JsRegex, parse_regex_key
 from .compile import CompiledEntry
 from .macros import MacroEnv, substitute
 
@@ -347,6 +347,9 @@ class KeyIndex:
         needles.build()
         needles.entries = [tuple(x) for x in needles.entries]   # done growing: tuples are smaller
         needles.ids = {}                                         # only needed while adding
+        #: (regex key text, piece, piece is last) -> whether the regex matches that piece searched
+        #: on its own (see ``ScanBuffer.regex_piecewise``); kept across evaluations like hits.
+        self.piece_memo: dict[tuple[str, str, bool], bool] = {}
         self._bound: dict[MacroEnv, BoundIndex] = {}
 
     def bind(self, env: MacroEnv) -> "BoundIndex":
@@ -434,6 +437,7 @@ class ScanBuffer:
         self.skew = 0
         self.skip_empty_recursion = skip_empty_recursion
         self._scanned = 0
+        self._message_hits: list[frozenset[int]] = []   # per scanned message (0 = newest)
         self.first_hit: dict[int, int] = {}
         self.inject_hits: frozenset[int] = frozenset().union(*(index.hits(t) for t in self.injections)) \
             if self.injections else frozenset()
@@ -473,12 +477,14 @@ class ScanBuffer:
         upto = min(self.chat_length, MAX_SCAN_DEPTH, int(depth) if depth == depth else 0)
         hits = self.index.hits
         first = self.first_hit
+        per_message = self._message_hits
         for i in range(self._scanned, upto):
             text = self.message(i)
-            if text:
-                for nid in hits(text):
-                    if nid not in first:
-                        first[nid] = i
+            hs = hits(text) if text else frozenset()
+            per_message.append(hs)
+            for nid in hs:
+                if nid not in first:
+                    first[nid] = i
         if upto > self._scanned:
             self._scanned = upto
 
@@ -552,16 +558,66 @@ class ScanBuffer:
             ck = (key.text, key.cs, key.ww, depth, with_recursion, ce.match_fields, len(self.recursion))
             got = self._regex_cache.get(ck)
             if got is None:
-                hay = self.text(depth, with_recursion, ce.match_fields)
                 rx = key.regex
-                if rx is None:      # not a valid JavaScript regex: SillyTavern matches it as plain text
-                    got = match_key_text(hay, key.text, key.cs, key.ww)
+                if rx is not None and rx.piecewise and depth > 0:
+                    got = self.regex_piecewise(key, rx, depth, with_recursion, ce.match_fields)
                 else:
-                    got = rx.test(hay)
+                    hay = self.text(depth, with_recursion, ce.match_fields)
+                    if rx is None:  # not a valid JavaScript regex: SillyTavern matches it as plain text
+                        got = match_key_text(hay, key.text, key.cs, key.ww)
+                    else:
+                        got = rx.test(hay)
                 self._regex_cache[ck] = got
             return got
         hay = self.text(depth, with_recursion, ce.match_fields)
         return match_key_text(hay, key.text, key.cs, key.ww)
+
+    def regex_piecewise(self, key: Key, rx: JsRegex, depth: float, with_recursion: bool,
+                        fields: tuple[str, ...]) -> bool:
+        """``rx.test(self.text(...))`` piece by piece, for a regex with ``rx.piecewise`` set.
+
+        The text is ``"\\x01" + pieces.join("\\n\\x01")``; each piece's answer is remembered by the
+        index across evaluations, so a new generation searches only pieces it has not seen. With a
+        prefilter literal (``key.nid``) only the pieces that contain it can match.
+        """
+        d = int(min(depth, MAX_SCAN_DEPTH)) if depth == depth else 0
+        d = min(d, self.depth_buffer_length())
+        tail = [v for f in fields if (v := self.fields.get(f))]
+        tail += self.injections
+        if with_recursion:
+            tail += self.recursion
+        nid = key.nid
+        checks: list[tuple[str, bool]] = []   # (piece, whether it is the text's last piece)
+        if d:
+            self.ensure_scanned(d)
+            end = d - 1 if not tail else -1
+            if nid is None:
+                checks = [(self.message(i) or "", i == end) for i in range(d)]
+            else:
+                hs = self._message_hits
+                checks = [(self.message(i), i == end)  # type: ignore[misc]
+                          for i in range(self.first_hit.get(nid, d), d) if nid in hs[i]]
+        elif nid is None:
+            checks.append(("", not tail))   # no messages: the text still starts with an empty piece
+        end = len(tail) - 1
+        hits = self.index.hits
+        checks += [(t, j == end) for j, t in enumerate(tail) if nid is None or nid in hits(t)]
+        memo = self.index.main.piece_memo
+        marked = rx.piecewise == PIECE_MARKED
+        text = key.text
+        for piece, last in checks:
+            last = last and not marked
+            mk = (text, piece, last)
+            got = memo.get(mk)
+            if got is None:
+                got = rx.test("\x01" + piece if marked else piece if last else piece + "\n")
+                if not rx.timed_out:
+                    if len(memo) > 200_000:
+                        memo.clear()
+                    memo[mk] = got
+            if got:
+                return True
+        return False
 
     def candidates(self, gids: Iterable[int]) -> set[int]:
         """Entries with a primary needle that occurs anywhere in the scanned pieces."""

@@ -38,3 +38,87 @@ def test_regex_key_sees_other_messages_only_through_the_joiner() -> None:
                             tokenizer="words")
     chat = [ChatMessage(name="U", mes="hello"), ChatMessage(name="U", mes="world")]
     assert lore.activate(chat, settings=Settings(world_info_include_names=False)).activated_keys() == ["b.0"]
+
+
+# -- regex keys searched piece by piece ------------------------------------------------------
+
+from hypothesis import HealthCheck, assume, given, settings as hsettings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from lorescan._jsregex import PIECE_MARKED, PIECE_NEWLINE, JsRegex, JsRegexSyntaxError  # noqa: E402
+from lorescan.macros import MacroEnv  # noqa: E402
+from lorescan.scan import ScanBuffer  # noqa: E402
+
+
+@pytest.mark.parametrize("source,flags,expected", [
+    (r"\bdrag(?:on|oness)\b", "i", PIECE_MARKED), ("a.*b", "", PIECE_MARKED), (r"\x01", "", PIECE_MARKED),
+    (r"a\s+b", "i", PIECE_NEWLINE), (r"\n", "", PIECE_NEWLINE), ("[^a]b", "", 0), ("a.b", "s", 0),
+    ("^x", "m", 0), ("x$", "", 0), ("x(?=y)", "", 0), ("(?<!y)x", "", 0), ("x", "y", 0),
+    (r"\p{L}x", "u", 0), (r"[\s\S]", "", 0), (r"\W", "", 0), (r"[\x00-\x1f]", "", 0),
+])
+def test_piecewise_kind(source: str, flags: str, expected: int) -> None:
+    assert JsRegex(source, flags).piecewise == expected
+
+
+def _buffer(key: str, messages: list[str], fields: dict[str, str], injections: list[str],
+            recursion: list[str], depth: int) -> tuple[ScanBuffer, object]:
+    lore = lorescan.compile([Lorebook.from_entries("b", [{"uid": 0, "key": [key]}])], tokenizer="words")
+    index = lore._index(MacroEnv(), Settings())
+    buf = ScanBuffer(messages, injections, fields, index, depth, False)
+    for text in recursion:
+        buf.add_recursion(text)
+    return buf, index.primary[0][0]
+
+
+def _both(key: str, messages: list[str], fields: dict[str, str], injections: list[str],
+          recursion: list[str], depth: int, with_recursion: bool = True) -> tuple[bool, bool]:
+    """(piece by piece, one search of the whole text) for the entry's regex key."""
+    buf, k = _buffer(key, messages, fields, injections, recursion, depth)
+    names = tuple(fields)
+    whole = k.regex.test(buf.text(depth, with_recursion, names))
+    return buf.regex_piecewise(k, k.regex, depth, with_recursion, names), whole
+
+
+@pytest.mark.parametrize("key,messages,fields,injections,recursion,expected", [
+    # the joiner's "\n" follows every piece but the text's last one
+    (r"/a\s/", ["xa", "b"], {}, [], [], True), (r"/a\s/", ["b", "xa"], {}, [], [], False),
+    (r"/a\s/", ["b", "xa"], {}, [], ["r"], True), (r"/a\s/", ["b"], {}, [], ["xa"], False),
+    (r"/a\s/", ["b", "xa"], {"personaDescription": "p"}, [], [], True),
+    # the marker before every piece
+    (r"/.abc/", ["abc"], {}, [], [], True), (r"/.abc/", ["b"], {}, ["abc"], [], True),
+    (r"/x.abc/", ["abc", "x"], {}, [], [], False),
+    # an empty-matching regex matches even the empty text of no messages
+    (r"/q*/", [], {}, [], [], True),
+])
+def test_regex_piecewise_cases(key, messages, fields, injections, recursion, expected) -> None:
+    assert _both(key, messages, fields, injections, recursion, 5) == (expected, expected)
+
+
+_ATOMS = ["a", "b", "c", "A", " ", ".", r"\s", r"\S", r"\w", r"\W", r"\b", r"\B", r"\n", r"\x01",
+          "[^a]", r"[\s\S]", r"[a\n]", r"[b\x01]", "^", "$", "(?=a)", "(?<=a)", r"(?:a|\n)", "(a)",
+          r"\1", "abc", "ab?c"]
+_QUANT = ["", "", "", "*", "+", "?", "{2}"]
+
+
+@hsettings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    atoms=st.lists(st.tuples(st.sampled_from(_ATOMS), st.sampled_from(_QUANT)), min_size=1, max_size=5),
+    alt=st.booleans(), flags=st.sampled_from(["", "i", "m", "s", "u", "im", "is", "iu", "y"]),
+    messages=st.lists(st.text("abcA \n\x01", max_size=6), max_size=4),
+    field=st.text("abc \n\x01", max_size=4), injections=st.lists(st.text("abc\n ", max_size=4), max_size=2),
+    recursion=st.lists(st.text("abc\n\x01 ", max_size=5), max_size=2),
+    depth=st.integers(1, 5), with_recursion=st.booleans(),
+)
+def test_regex_piecewise_equals_one_search(atoms, alt, flags, messages, field, injections, recursion,
+                                           depth, with_recursion) -> None:
+    source = "".join(a + q for a, q in atoms)
+    if alt:
+        source = f"{source}|c"
+    try:
+        rx = JsRegex(source, flags)
+    except JsRegexSyntaxError:
+        assume(False)
+    assume(rx.piecewise)
+    fields = {"personaDescription": field} if field else {}
+    got, want = _both(f"/{source}/{flags}", messages, fields, injections, recursion, depth, with_recursion)
+    assert got == want
