@@ -385,12 +385,40 @@ class _Evaluation:
             if tr is not None:
                 tr.begin_pass(count, STATE_NAMES[state], buf.current_depth(), self.recursion_level)
             now: list[CompiledEntry] = []
+            plain = self.index.plain if tr is None else None
+            vis: set[int] | frozenset[int] | None = None
+            sticky, forced = timed.sticky, self.forced
+            excluding = state == RECURSION and bool(s.world_info_recursive)
             for i in order:
                 ce = plan.entries[i]
                 g = ce.gid
                 if (ce.key if by_key else g) in activated:
                     continue
-                if g in failed and not (c.forced_first and g in self.forced):
+                if g in failed and not (c.forced_first and g in forced):
+                    continue
+                rec = plain(ce) if plain is not None and g not in sticky and g not in forced else None
+                if rec is not None:
+                    # gate() for an entry with nothing but timed effects and plain keys, as set lookups
+                    if g in timed.delay or g in timed.cooldown or (excluding and rec[3]):
+                        continue
+                    if vis is None:
+                        vis = buf.visible_set(buf.current_depth(), state != MIN_ACTIVATIONS)
+                    if vis.isdisjoint(rec[0]):
+                        continue
+                    sec = rec[1]
+                    if sec is not None:
+                        logic = rec[2]
+                        if logic == 0 or logic == 2:
+                            hit = not vis.isdisjoint(sec)
+                            if hit != (logic == 0):
+                                continue
+                        elif logic == 1 or logic == 3:
+                            every = all(k in vis for k in sec)
+                            if every != (logic == 3):
+                                continue
+                        else:
+                            continue
+                    now.append(ce)
                     continue
                 ok, why = gate(self, ce, state)
                 if tr is not None:

@@ -391,6 +391,16 @@ class BoundIndex:
         self.over = over if over.word else None
         self.base = over.base
         self._hits_cache: dict[str, frozenset[int]] = {}
+        self._plain: dict[int, PlainEntry | None] = {}
+
+    def plain(self, ce: CompiledEntry) -> "PlainEntry | None":
+        """The entry's :class:`PlainEntry` record, or ``None`` when it needs the full gate (memoised)."""
+        gid = ce.gid
+        try:
+            return self._plain[gid]
+        except KeyError:
+            rec = self._plain[gid] = _plain_record(ce, self.primary.get(gid, ()), self.secondary.get(gid, ()))
+            return rec
 
     def needle_entries(self, nid: int) -> list[int]:
         if nid < self.base:
@@ -413,6 +423,35 @@ class BoundIndex:
             self._hits_cache.clear()
         self._hits_cache[text] = result
         return result
+
+
+PlainEntry = tuple[tuple[int, ...], "tuple[int, ...] | None", int, bool]
+"""An entry whose gate is only timed effects plus key lookups: (primary needle ids, secondary needle
+ids or ``None`` when the secondary keys do not apply, selective logic 0–3 or -1 for a value that
+equals none of them, excluded from recursion)."""
+
+
+def _plain_record(ce: CompiledEntry, primary: Sequence[KeyItem], secondary: Sequence[KeyItem]) -> PlainEntry | None:
+    """A :data:`PlainEntry` when the entry has none of the rarer gates (filters, decorators, constant,
+    delay until recursion, own scan depth or extra match fields) and only plain keys."""
+    if (ce.disable or ce.triggers or ce.char_names or ce.char_tags or ce.delay_until_recursion
+            or ce.decorators or ce.constant or ce.scan_depth is not None or ce.match_fields
+            or not isinstance(ce.keys, list) or not ce.keys or not primary):
+        return None
+    if any(type(k) is not int for k in primary):
+        return None
+    sec: tuple[int, ...] | None = None
+    logic = -1
+    if secondary and ce.selective:
+        if any(type(k) is not int for k in secondary):
+            return None
+        sec = tuple(secondary)  # type: ignore[arg-type]
+        v = ce.selective_logic
+        if v is None:
+            v = 0
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v in (0, 1, 2, 3):
+            logic = int(v)
+    return tuple(primary), sec, logic, bool(ce.exclude_recursion)  # type: ignore[return-value]
 
 
 class ScanBuffer:
@@ -507,6 +546,19 @@ class ScanBuffer:
         if self.first_hit.get(nid, MAX_SCAN_DEPTH + 1) < min(depth, MAX_SCAN_DEPTH) // 1:
             return True
         return self._visible_beyond_messages(nid, with_recursion, fields)
+
+    def visible_set(self, depth: float, with_recursion: bool) -> set[int] | frozenset[int]:
+        """Every needle :meth:`visible` finds for an entry with ``depth`` and no extra match fields."""
+        if not depth > 0:
+            if depth != depth:
+                return self.inject_hits | self.recursion_hits if with_recursion else self.inject_hits
+            return frozenset()
+        limit = min(depth, MAX_SCAN_DEPTH) // 1
+        found = {nid for nid, i in self.first_hit.items() if i < limit}
+        found |= self.inject_hits
+        if with_recursion:
+            found |= self.recursion_hits
+        return found
 
     def _visible_beyond_messages(self, nid: int, with_recursion: bool, fields: tuple[str, ...]) -> bool:
         if nid in self.inject_hits:
