@@ -23,7 +23,7 @@ from .emit import emit
 from .macros import MacroEnv, substitute
 from .model import (ActivationResult, Character, ChatMessage, ForcedActivation, GENERATION_TYPES,
                     Lorebook, Settings, TimedState)
-from .scan import BoundIndex, KeyIndex, ScanBuffer
+from .scan import CONSTANT, NEVER, BoundIndex, KeyIndex, PlainEntry, ScanBuffer
 from .select import INITIAL, MIN_ACTIVATIONS, RECURSION, STATE_NAMES, filter_groups, gate
 from .timed import TimedEffects
 from .tokens import TokenCounter, get_counter
@@ -386,7 +386,8 @@ class _Evaluation:
                 tr.begin_pass(count, STATE_NAMES[state], buf.current_depth(), self.recursion_level)
             now: list[CompiledEntry] = []
             plain = self.index.plain if tr is None else None
-            vis: set[int] | frozenset[int] | None = None
+            visible: dict[float | None, set[int] | frozenset[int]] = {}
+            with_rec = state != MIN_ACTIVATIONS
             sticky, forced = timed.sticky, self.forced
             excluding = state == RECURSION and bool(s.world_info_recursive)
             for i in order:
@@ -398,27 +399,8 @@ class _Evaluation:
                     continue
                 rec = plain(ce) if plain is not None and g not in sticky and g not in forced else None
                 if rec is not None:
-                    # gate() for an entry with nothing but timed effects and plain keys, as set lookups
-                    if g in timed.delay or g in timed.cooldown or (excluding and rec[3]):
-                        continue
-                    if vis is None:
-                        vis = buf.visible_set(buf.current_depth(), state != MIN_ACTIVATIONS)
-                    if vis.isdisjoint(rec[0]):
-                        continue
-                    sec = rec[1]
-                    if sec is not None:
-                        logic = rec[2]
-                        if logic == 0 or logic == 2:
-                            hit = not vis.isdisjoint(sec)
-                            if hit != (logic == 0):
-                                continue
-                        elif logic == 1 or logic == 3:
-                            every = all(k in vis for k in sec)
-                            if every != (logic == 3):
-                                continue
-                        else:
-                            continue
-                    now.append(ce)
+                    if self._plain_gate(rec, ce, visible, with_rec, excluding):
+                        now.append(ce)
                     continue
                 ok, why = gate(self, ce, state)
                 if tr is not None:
@@ -494,6 +476,40 @@ class _Evaluation:
                     if tr is not None:
                         tr.recursion_text(text, [ce.key for ce in for_rec])
         return list(activated.values())
+
+    def _plain_gate(self, rec: PlainEntry, ce: CompiledEntry, visible: dict, with_rec: bool,
+                    excluding: bool) -> bool:
+        """``gate`` for a :class:`PlainEntry` (neither sticky nor forced), its plain keys looked up
+        in the set of needles visible at its depth (one set per depth and pass)."""
+        kind = rec.kind
+        if kind == NEVER:
+            return False
+        g = ce.gid
+        timed = self.timed
+        if g in timed.delay or g in timed.cooldown or (excluding and rec.exclude_recursion):
+            return False
+        if kind == CONSTANT:
+            return True
+        buf = self.buffer
+        depth = rec.depth
+        vis = visible.get(depth)
+        if vis is None:
+            vis = visible[depth] = buf.visible_set(buf.current_depth() if depth is None else depth, with_rec)
+        d = buf.current_depth() if depth is None else depth
+        if vis.isdisjoint(rec.primary) and not any(buf.key_matches(k, ce, d, with_rec) for k in rec.primary_other):
+            return False
+        sec = rec.secondary
+        if sec is None:
+            return True
+        logic = rec.logic
+        if logic == 0 or logic == 2:   # AND ANY / NOT ANY
+            hit = not vis.isdisjoint(sec) or any(buf.key_matches(k, ce, d, with_rec) for k in rec.secondary_other)
+            return hit == (logic == 0)
+        if logic == 1 or logic == 3:   # NOT ALL / AND ALL
+            every = all(k in vis for k in sec) and all(buf.key_matches(k, ce, d, with_rec)
+                                                        for k in rec.secondary_other)
+            return every == (logic == 3)
+        return False
 
     def _roll(self, ce: CompiledEntry) -> bool:
         """``verifyProbability``: no roll at 100 % or for sticky entries; ``roll <= probability``."""

@@ -99,14 +99,15 @@ def replay(
                       character=character, timed=timed, rng=rng)
     session.append(*messages)
     previous: list[str] = []
+    was: set[str] = set()
     todo = list(points) if points is not None else generation_points(messages)
     for n, index in enumerate(todo):
         result = session.activate(upto=index, trace=trace)
         keys = result.activated_keys()
-        gen = Generation(index=index, result=result,
-                         new=[k for k in keys if k not in previous],
-                         gone=[k for k in previous if k not in keys])
-        previous = keys
+        now = set(keys)
+        gen = Generation(index=index, result=result, new=[k for k in keys if k not in was],
+                         gone=[k for k in previous if k not in now])
+        previous, was = keys, now
         if progress is not None:
             progress(n + 1, len(todo))
         yield gen

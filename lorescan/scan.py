@@ -425,33 +425,66 @@ class BoundIndex:
         return result
 
 
-PlainEntry = tuple[tuple[int, ...], "tuple[int, ...] | None", int, bool]
-"""An entry whose gate is only timed effects plus key lookups: (primary needle ids, secondary needle
-ids or ``None`` when the secondary keys do not apply, selective logic 0–3 or -1 for a value that
-equals none of them, excluded from recursion)."""
+class PlainEntry:
+    """An entry whose gate is only its timed effects plus key lookups, prepared for the fast path.
+
+    ``kind`` is :data:`NEVER` (disabled), :data:`CONSTANT` or :data:`KEYED`; the keys are split into
+    needle ids (set lookups) and the rest (regex and other :class:`Key` objects); ``secondary`` is
+    ``None`` when the secondary keys do not apply; ``logic`` is the selective logic 0–3, or -1 for a
+    value equal to none of them; ``depth`` is the entry's own scan depth, or ``None`` for the global one.
+    """
+
+    __slots__ = ("kind", "primary", "primary_other", "secondary", "secondary_other", "logic",
+                 "exclude_recursion", "depth")
+
+    def __init__(self, kind: int, primary: tuple[int, ...] = (), primary_other: tuple[Key, ...] = (),
+                 secondary: tuple[int, ...] | None = None, secondary_other: tuple[Key, ...] = (),
+                 logic: int = -1, exclude_recursion: bool = False, depth: float | None = None) -> None:
+        self.kind = kind
+        self.primary = primary
+        self.primary_other = primary_other
+        self.secondary = secondary
+        self.secondary_other = secondary_other
+        self.logic = logic
+        self.exclude_recursion = exclude_recursion
+        self.depth = depth
+
+
+NEVER, CONSTANT, KEYED = range(3)
+
+
+def _split(items: Sequence[KeyItem]) -> tuple[tuple[int, ...], tuple[Key, ...]]:
+    return (tuple(k for k in items if type(k) is int),  # type: ignore[misc]
+            tuple(k for k in items if type(k) is not int))  # type: ignore[misc]
 
 
 def _plain_record(ce: CompiledEntry, primary: Sequence[KeyItem], secondary: Sequence[KeyItem]) -> PlainEntry | None:
-    """A :data:`PlainEntry` when the entry has none of the rarer gates (filters, decorators, constant,
-    delay until recursion, own scan depth or extra match fields) and only plain keys."""
-    if (ce.disable or ce.triggers or ce.char_names or ce.char_tags or ce.delay_until_recursion
-            or ce.decorators or ce.constant or ce.scan_depth is not None or ce.match_fields
-            or not isinstance(ce.keys, list) or not ce.keys or not primary):
+    """A :class:`PlainEntry` unless the entry has a rarer gate (generation triggers, character
+    filters, decorators, delay until recursion, extra match fields): those go through ``gate``."""
+    if ce.disable:
+        return PlainEntry(NEVER)
+    if ce.triggers or ce.char_names or ce.char_tags or ce.delay_until_recursion or ce.decorators \
+            or ce.match_fields:
         return None
-    if any(type(k) is not int for k in primary):
-        return None
+    excl = bool(ce.exclude_recursion)
+    if ce.constant:
+        return PlainEntry(CONSTANT, exclude_recursion=excl)
+    if not isinstance(ce.keys, list) or not ce.keys:
+        return PlainEntry(NEVER)
+    ints, others = _split(primary)
     sec: tuple[int, ...] | None = None
+    sec_others: tuple[Key, ...] = ()
     logic = -1
     if secondary and ce.selective:
-        if any(type(k) is not int for k in secondary):
-            return None
-        sec = tuple(secondary)  # type: ignore[arg-type]
+        sec, sec_others = _split(secondary)
         v = ce.selective_logic
         if v is None:
             v = 0
         if isinstance(v, (int, float)) and not isinstance(v, bool) and v in (0, 1, 2, 3):
             logic = int(v)
-    return tuple(primary), sec, logic, bool(ce.exclude_recursion)  # type: ignore[return-value]
+    sd = ce.scan_depth
+    return PlainEntry(KEYED, ints, others, sec, sec_others, logic, excl,
+                      None if sd is None else _js.to_number(sd))
 
 
 class ScanBuffer:

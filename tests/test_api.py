@@ -91,3 +91,20 @@ def test_compile_cache_reuses_books_loaded_from_the_same_content(tmp_path) -> No
     assert second.activate([ChatMessage(name="U", mes="b")]).activated_keys() == ["w.0"]
     built = Lorebook.from_entries("w", [{"uid": 0, "key": ["a"]}])
     assert built.content_hash is None and lorescan.compile([built], cache=True) is not first
+
+
+def test_emitted_activations_equal_pydantic_construction() -> None:
+    """emit builds Activation without model_construct's field loop; the objects must be the same."""
+    from lorescan.emit import _activation
+    from lorescan.model import Activation
+
+    fast = _activation("b", 7, "b.7", 4, 100, "text", 2)
+    slow = Activation.model_construct(book="b", uid=7, key="b.7", position=4, order=100, content="text",
+                                      pass_index=2)
+    assert fast == slow
+    assert fast.model_fields_set == slow.model_fields_set == set(Activation.model_fields)
+    assert fast.model_dump() == slow.model_dump()
+    assert fast.__pydantic_extra__ is slow.__pydantic_extra__
+    assert fast.__pydantic_private__ is slow.__pydantic_private__
+    fast.model_fields_set.add("x")                         # each object owns its set
+    assert _activation("b", 1, "b.1", 0, 0, "", 0).model_fields_set == set(Activation.model_fields)
