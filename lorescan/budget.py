@@ -32,10 +32,19 @@ class BudgetMeter:
             self._activated_tokens = self.counter.count(self._activated_text)
         return self._activated_tokens
 
-    def add_activated_text(self, text: str) -> None:
-        """``allActivatedText = text + "\\n" + allActivatedText``."""
-        self._activated_text = text + "\n" + self._activated_text
+    def add_activated_text(self, text: str, lines: list[str] | None = None) -> None:
+        """``allActivatedText = text + "\\n" + allActivatedText``; ``lines`` are the contents that
+        ``text`` joins with "\\n", when known, so the new count can be summed from counts of them."""
+        old, old_tokens = self._activated_text, self._activated_tokens
+        self._activated_text = text + "\n" + old
         self._activated_tokens = None
+        if lines is None or old_tokens is None or (old and old[0].isspace()):
+            return
+        counter = self.counter
+        if isinstance(counter, Words):
+            self._activated_tokens = sum(map(counter.count, lines)) + old_tokens
+        elif getattr(counter, "additive_at_line_starts", False):
+            self._activated_tokens = count_lines(counter, lines) + old_tokens
 
     def new_pass(self) -> "PassContent":
         return PassContent(self)
@@ -84,3 +93,18 @@ class PassContent:
             return False
         self.meter.used = max(self.meter.used, total)
         return True
+
+
+def count_lines(counter: TokenCounter, lines: list[str]) -> int:
+    """Tokens of ``"".join(line + "\\n" for line in lines)`` for a counter whose counts add up across
+    a "\\n" followed by a non-space character: each run of lines up to such a boundary is counted
+    on its own (so counts of recurring contents are reused), the rest together."""
+    total = 0
+    tail = ""
+    for line in lines or [""]:
+        if tail and line[:1] and not line[:1].isspace():
+            total += counter.count(tail)
+            tail = line + "\n"
+        else:
+            tail += line + "\n"
+    return total + counter.count(tail)

@@ -469,10 +469,11 @@ class _Evaluation:
                 self.recursion_level = levels.pop(0)
             state = nxt
             if state:
-                text = "\n".join(self.content.get(ce.gid, ce.content) for ce in for_rec)
+                lines = [self.content.get(ce.gid, ce.content) for ce in for_rec]
+                text = "\n".join(lines)
                 if text or not c.skip_empty_recursion:
-                    buf.add_recursion(text)
-                    meter.add_activated_text(text)
+                    buf.add_recursion(text, lines)
+                    meter.add_activated_text(text, lines)
                     if tr is not None:
                         tr.recursion_text(text, [ce.key for ce in for_rec])
         return list(activated.values())

@@ -178,6 +178,7 @@ class _Needles:
     def __init__(self, base: int = 0) -> None:
         self.base = base
         self.ids: dict[tuple[str, bool, bool], int] = {}
+        self.newline = False        # whether some needle holds "\n"
         self.word: list[bool] = []
         self.length: list[int] = []
         self.entries: list[list[int]] = []
@@ -190,6 +191,7 @@ class _Needles:
         if nid is None:
             nid = self.base + len(self.word)
             self.ids[ident] = nid
+            self.newline = self.newline or "\n" in needle
             self.word.append(word)
             self.length.append(len(needle))
             self.entries.append([])
@@ -390,6 +392,7 @@ class BoundIndex:
         over.build()
         self.over = over if over.word else None
         self.base = over.base
+        self.newline_needles = main.needles.newline or over.newline
         self._hits_cache: dict[str, frozenset[int]] = {}
         self._plain: dict[int, PlainEntry | None] = {}
 
@@ -560,12 +563,20 @@ class ScanBuffer:
         if upto > self._scanned:
             self._scanned = upto
 
-    def add_recursion(self, text: str) -> None:
-        """Append one pass's recursion text (an empty one too, as 1.12 does, unless told not to)."""
+    def add_recursion(self, text: str, lines: Sequence[str] | None = None) -> None:
+        """Append one pass's recursion text (an empty one too, as 1.12 does, unless told not to);
+        ``lines`` are the contents it joins with "\\n", whose hits are remembered one by one."""
         if self.skip_empty_recursion and not text:
             return
         self.recursion.append(text)
-        self.recursion_hits |= self.index.hits(text)
+        index = self.index
+        if lines is not None and not index.newline_needles:
+            # no needle holds "\n", and "\n" is a word boundary: the text's hits are its lines' hits
+            found = self.recursion_hits
+            for line in lines:
+                found |= index.hits(line)
+        else:
+            self.recursion_hits |= index.hits(text)
         self._text_cache.clear()
 
     def has_recursion(self) -> bool:

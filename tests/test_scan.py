@@ -122,3 +122,19 @@ def test_regex_piecewise_equals_one_search(atoms, alt, flags, messages, field, i
     fields = {"personaDescription": field} if field else {}
     got, want = _both(f"/{source}/{flags}", messages, fields, injections, recursion, depth, with_recursion)
     assert got == want
+
+
+@pytest.mark.parametrize("key,expected", [
+    ("bar", ["b.0", "b.1", "b.2"]),          # hits of each recursed content on its own
+    ("foo\nbar", ["b.0", "b.1", "b.2"]),     # a needle that spans two contents: the joined text is scanned
+    ("foo bar", ["b.0", "b.1"]),
+])
+def test_recursion_text_hits(key: str, expected: list[str]) -> None:
+    entries = [{"uid": 0, "key": ["start"], "content": "foo", "order": 100},
+               {"uid": 1, "key": ["start"], "content": "bar", "order": 90},
+               {"uid": 2, "key": [key], "content": "found", "order": 10}]
+    lore = lorescan.compile([Lorebook.from_entries("b", entries)], tokenizer="words")
+    result = lore.activate([ChatMessage(name="U", mes="start")],
+                           settings=Settings(world_info_include_names=False, world_info_recursive=True))
+    assert result.activated_keys() == expected
+    assert [a.pass_index for a in result.activated] == [1, 1, 2][:len(expected)]
