@@ -349,9 +349,9 @@ class KeyIndex:
         needles.build()
         needles.entries = [tuple(x) for x in needles.entries]   # done growing: tuples are smaller
         needles.ids = {}                                         # only needed while adding
-        #: (regex key text, piece, piece is last) -> whether the regex matches that piece searched
-        #: on its own (see ``ScanBuffer.regex_piecewise``); kept across evaluations like hits.
-        self.piece_memo: dict[tuple[str, str, bool], bool] = {}
+        #: (regex key text, piece, how it is searched) -> whether the regex matches that piece
+        #: (see ``ScanBuffer.regex_piecewise``); kept across evaluations like hits.
+        self.piece_memo: dict[tuple[str, str, int], bool] = {}
         self._bound: dict[MacroEnv, BoundIndex] = {}
 
     def bind(self, env: MacroEnv) -> "BoundIndex":
@@ -490,6 +490,9 @@ def _plain_record(ce: CompiledEntry, primary: Sequence[KeyItem], secondary: Sequ
                       None if sd is None else _js.to_number(sd))
 
 
+_AFTER_MARK, _BEFORE_NEWLINE, _ALONE = range(3)
+
+
 class ScanBuffer:
     """The scan text of one evaluation: messages (newest first), injections, card fields, recursion.
 
@@ -509,6 +512,8 @@ class ScanBuffer:
         self.injections = list(injections)
         self.fields = fields
         self.recursion: list[str] = []
+        # per recursion text: its hits, and the contents it joins with "\n" (None if not known)
+        self._recursion_parts: list[tuple[frozenset[int] | set[int], Sequence[str] | None]] = []
         self.skew = 0
         self.skip_empty_recursion = skip_empty_recursion
         self._scanned = 0
@@ -572,11 +577,14 @@ class ScanBuffer:
         index = self.index
         if lines is not None and not index.newline_needles:
             # no needle holds "\n", and "\n" is a word boundary: the text's hits are its lines' hits
-            found = self.recursion_hits
+            found: set[int] | frozenset[int] = set()
             for line in lines:
-                found |= index.hits(line)
+                found |= index.hits(line)   # type: ignore[operator]
         else:
-            self.recursion_hits |= index.hits(text)
+            found = index.hits(text)
+            lines = None
+        self.recursion_hits |= found
+        self._recursion_parts.append((found, lines))
         self._text_cache.clear()
 
     def has_recursion(self) -> bool:
@@ -678,35 +686,51 @@ class ScanBuffer:
         """
         d = int(min(depth, MAX_SCAN_DEPTH)) if depth == depth else 0
         d = min(d, self.depth_buffer_length())
-        tail = [v for f in fields if (v := self.fields.get(f))]
-        tail += self.injections
+        hits = self.index.hits
+        # the pieces after the messages: (text, its hits, its lines if it is a recursion text)
+        tail: list[tuple[str, frozenset[int] | set[int], Sequence[str] | None]] = []
+        for f in fields:
+            v = self.fields.get(f)
+            if v:
+                tail.append((v, self.field_hits[f], None))
+        tail += [(t, hits(t), None) for t in self.injections]
         if with_recursion:
-            tail += self.recursion
+            tail += [(t, hs, lines) for t, (hs, lines) in zip(self.recursion, self._recursion_parts)]
         nid = key.nid
-        checks: list[tuple[str, bool]] = []   # (piece, whether it is the text's last piece)
+        marked = rx.piecewise == PIECE_MARKED
+        # (piece, how it is searched): _AFTER_MARK "\x01" + piece, _BEFORE_NEWLINE piece + "\n",
+        # _ALONE the piece as it is (the text's last piece, or a recursed content after the first)
+        checks: list[tuple[str, int]] = []
         if d:
             self.ensure_scanned(d)
             end = d - 1 if not tail else -1
             if nid is None:
-                checks = [(self.message(i) or "", i == end) for i in range(d)]
+                idx: Iterable[int] = range(d)
             else:
                 hs = self._message_hits
-                checks = [(self.message(i), i == end)  # type: ignore[misc]
-                          for i in range(self.first_hit.get(nid, d), d) if nid in hs[i]]
-        elif nid is None:
-            checks.append(("", not tail))   # no messages: the text still starts with an empty piece
+                idx = [i for i in range(self.first_hit.get(nid, d), d) if nid in hs[i]]
+            checks = [(self.message(i) or "", _AFTER_MARK if marked else _ALONE if i == end else _BEFORE_NEWLINE)
+                      for i in idx]
+        elif nid is None:   # no messages: the text still starts with an empty piece
+            checks.append(("", _AFTER_MARK if marked else _ALONE if not tail else _BEFORE_NEWLINE))
         end = len(tail) - 1
-        hits = self.index.hits
-        checks += [(t, j == end) for j, t in enumerate(tail) if nid is None or nid in hits(t)]
+        for j, (t, hs, lines) in enumerate(tail):
+            if nid is not None and nid not in hs:
+                continue
+            if marked and lines is not None and len(lines) > 1:
+                # no match crosses a "\n": each recursed content on its own (they recur)
+                checks += [(line, _AFTER_MARK if k == 0 else _ALONE) for k, line in enumerate(lines)
+                           if nid is None or nid in hits(line)]
+            else:
+                checks.append((t, _AFTER_MARK if marked else _ALONE if j == end else _BEFORE_NEWLINE))
         memo = self.index.main.piece_memo
-        marked = rx.piecewise == PIECE_MARKED
         text = key.text
-        for piece, last in checks:
-            last = last and not marked
-            mk = (text, piece, last)
+        for piece, how in checks:
+            mk = (text, piece, how)
             got = memo.get(mk)
             if got is None:
-                got = rx.test("\x01" + piece if marked else piece if last else piece + "\n")
+                got = rx.test("\x01" + piece if how == _AFTER_MARK else piece + "\n" if how == _BEFORE_NEWLINE
+                              else piece)
                 if not rx.timed_out:
                     if len(memo) > 200_000:
                         memo.clear()

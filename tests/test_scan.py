@@ -61,17 +61,20 @@ def test_piecewise_kind(source: str, flags: str, expected: int) -> None:
 
 
 def _buffer(key: str, messages: list[str], fields: dict[str, str], injections: list[str],
-            recursion: list[str], depth: int) -> tuple[ScanBuffer, object]:
+            recursion: list, depth: int) -> tuple[ScanBuffer, object]:
     lore = lorescan.compile([Lorebook.from_entries("b", [{"uid": 0, "key": [key]}])], tokenizer="words")
     index = lore._index(MacroEnv(), Settings())
     buf = ScanBuffer(messages, injections, fields, index, depth, False)
-    for text in recursion:
-        buf.add_recursion(text)
+    for text in recursion:   # a recursion text, or the contents it joins with "\n"
+        if isinstance(text, list):
+            buf.add_recursion("\n".join(text), text)
+        else:
+            buf.add_recursion(text)
     return buf, index.primary[0][0]
 
 
 def _both(key: str, messages: list[str], fields: dict[str, str], injections: list[str],
-          recursion: list[str], depth: int, with_recursion: bool = True) -> tuple[bool, bool]:
+          recursion: list, depth: int, with_recursion: bool = True) -> tuple[bool, bool]:
     """(piece by piece, one search of the whole text) for the entry's regex key."""
     buf, k = _buffer(key, messages, fields, injections, recursion, depth)
     names = tuple(fields)
@@ -87,6 +90,9 @@ def _both(key: str, messages: list[str], fields: dict[str, str], injections: lis
     # the marker before every piece
     (r"/.abc/", ["abc"], {}, [], [], True), (r"/.abc/", ["b"], {}, ["abc"], [], True),
     (r"/x.abc/", ["abc", "x"], {}, [], [], False),
+    # recursed contents: only the first follows a marker
+    (r"/.abc/", ["b"], {}, [], [["x", "abc"]], False), (r"/.abc/", ["b"], {}, [], [["x", "yabc"]], True), (r"/\x01abc/", ["b"], {}, [], [["x", "abc"]], False),
+    (r"/\x01abc/", ["b"], {}, [], [["abc", "x"]], True), (r"/abc\s/", ["b"], {}, [], [["abc", "x"]], True),
     # an empty-matching regex matches even the empty text of no messages
     (r"/q*/", [], {}, [], [], True),
 ])
@@ -106,7 +112,8 @@ _QUANT = ["", "", "", "*", "+", "?", "{2}"]
     alt=st.booleans(), flags=st.sampled_from(["", "i", "m", "s", "u", "im", "is", "iu", "y"]),
     messages=st.lists(st.text("abcA \n\x01", max_size=6), max_size=4),
     field=st.text("abc \n\x01", max_size=4), injections=st.lists(st.text("abc\n ", max_size=4), max_size=2),
-    recursion=st.lists(st.text("abc\n\x01 ", max_size=5), max_size=2),
+    recursion=st.lists(st.one_of(st.text("abc\n\x01 ", max_size=5),
+                                 st.lists(st.text("abc\n\x01 ", max_size=4), max_size=3)), max_size=2),
     depth=st.integers(1, 5), with_recursion=st.booleans(),
 )
 def test_regex_piecewise_equals_one_search(atoms, alt, flags, messages, field, injections, recursion,
