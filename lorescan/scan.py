@@ -40,17 +40,17 @@ class Key:
     entry's key list so traces can name the raw key.
     """
 
-    __slots__ = ("kind", "text", "_regex", "raw", "cs", "ww", "nid")
+    __slots__ = ("kind", "text", "_regex", "raw", "cs", "ww", "nids")
 
     def __init__(self, kind: int, raw: str, text: str = "", regex: JsRegex | None = None,
-                 cs: bool = False, ww: bool = False, nid: int | None = None) -> None:
+                 cs: bool = False, ww: bool = False, nids: tuple[int, ...] = ()) -> None:
         self.kind = kind
         self.raw = raw
         self.text = text
         self._regex = regex
         self.cs = cs
         self.ww = ww
-        self.nid = nid          # a literal every match contains (a prefilter needle), or None
+        self.nids = nids        # needles one of which every match contains (a prefilter), or ()
 
     @property
     def regex(self) -> JsRegex | None:
@@ -66,27 +66,100 @@ _QUANT = re.compile(r"\{\d+(?:,\d*)?\}")
 _LIT_OK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-'\",:;!@#%&=~<>`")
 
 
-def required_literal(source: str, flags: str, min_len: int = 3) -> str | None:
-    """The longest run of plain characters every match of ``/source/flags`` contains, or ``None``.
+def _group_end(source: str, i: int) -> int:
+    """Index of the ``)`` closing the group opened at ``source[i]`` (``len(source)`` if none)."""
+    depth, j, n = 0, i, len(source)
+    while j < n:
+        d = source[j]
+        if d == "\\":
+            j += 2
+            continue
+        if d == "[":
+            j += 1
+            while j < n and source[j] != "]":
+                j += 2 if source[j] == "\\" else 1
+        elif d == "(":
+            depth += 1
+        elif d == ")":
+            depth -= 1
+            if depth == 0:
+                return j
+        j += 1
+    return n
 
-    Conservative: a top-level ``|`` gives up; groups, classes, escapes, ``.``, anchors break runs; a
-    character followed by ``?``, ``*`` or ``{`` is dropped. Only ASCII letters, digits and a few
-    punctuation marks are taken (so ``i`` matching is plain ASCII case folding, and the literal never
-    contains ``\n`` or ``\x01``); ``u`` + ``i`` (where ``ſ`` folds to ``s``) is not prefiltered.
+
+def _split_top(source: str) -> list[str] | None:
+    """``source`` split at its top-level ``|`` (None if a group or class is left open)."""
+    parts, depth, start, i, n = [], 0, 0, 0, len(source)
+    while i < n:
+        c = source[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i += 1
+            while i < n and source[i] != "]":
+                i += 2 if source[i] == "\\" else 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            parts.append(source[start:i])
+            start = i + 1
+        i += 1
+    if depth:
+        return None
+    return parts + [source[start:]]
+
+
+def _literal_alternatives(body: str) -> list[str] | None:
+    """The alternatives of a group body when each is plain characters, else None."""
+    alts = _split_top(body)
+    if alts is None or any(not all(c in _LIT_OK for c in a) for a in alts):
+        return None
+    return alts
+
+
+def required_literals(source: str, flags: str, min_len: int = 3, max_alts: int = 8) -> tuple[str, ...] | None:
+    """Strings one of which every match of ``/source/flags`` contains (lowercased), or ``None``.
+
+    Runs of plain characters are followed through unquantified groups whose alternatives are plain
+    (``dr(?:ag|agon)`` → ``drag``, ``dragon``); a top-level ``|`` takes the union of its branches.
+    Conservative: classes, escapes, ``.``, anchors and other groups break runs; a character or group
+    followed by ``?``, ``*`` or ``{`` is dropped. Only ASCII letters, digits and a few punctuation
+    marks are taken (so ``i`` matching is plain ASCII case folding, and no literal contains ``\\n`` or
+    ``\\x01``); ``u`` + ``i`` (where ``ſ`` folds to ``s``) is not prefiltered. The set chosen is the one
+    whose shortest string is longest, each at least ``min_len`` long.
     """
     if "u" in flags and "i" in flags:
         return None
-    runs: list[str] = []
-    cur = ""
+    branches = _split_top(source)
+    if branches is None:
+        return None
+    if len(branches) > 1:
+        union: set[str] = set()
+        for b in branches:
+            got = required_literals(b, flags, min_len, max_alts)
+            if got is None:
+                return None
+            union.update(got)
+        return tuple(sorted(union)) if len(union) <= max_alts else None
+    sets: list[set[str]] = []
+    cur: set[str] = {""}
+    last: set[str] | None = None       # ``cur`` before the last character or group was added
+
+    def close(keep: set[str]) -> set[str]:
+        sets.append(keep)
+        return {""}
+
     i, n = 0, len(source)
     while i < n:
         c = source[i]
-        if c == "|":
-            return None
         if c == "\\":
             # an escape: skip it whole (\x41, \u{…}, \cA, \k<n>, \p{…} and backreferences run
             # on; taking the characters after those as a run-break is merely conservative)
-            runs.append(cur); cur = ""
+            cur, last = close(cur), None
             e = source[i + 1:i + 2]
             i += 2
             if e and e in "xuckpP0123456789":
@@ -97,50 +170,50 @@ def required_literal(source: str, flags: str, min_len: int = 3) -> str | None:
             j = i + 1
             while j < n and source[j] != "]":
                 j += 2 if source[j] == "\\" else 1
-            runs.append(cur); cur = ""; i = j + 1
+            cur, last, i = close(cur), None, j + 1
             continue
         if c == "(":
-            depth, j = 0, i
-            while j < n:
-                d = source[j]
-                if d == "\\":
-                    j += 2
-                    continue
-                if d == "[":
-                    j += 1
-                    while j < n and source[j] != "]":
-                        j += 2 if source[j] == "\\" else 1
-                elif d == "(":
-                    depth += 1
-                elif d == ")":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                j += 1
-            runs.append(cur); cur = ""; i = j + 1
+            j = _group_end(source, i)
+            body = source[i + 1:j]
+            if body.startswith("?:"):
+                body = body[2:]
+            elif body.startswith("?<") and not body.startswith(("?<=", "?<!")):
+                body = body[body.find(">") + 1:]
+            elif body.startswith("?"):
+                body = None  # type: ignore[assignment]  # lookaround or modifiers
+            alts = _literal_alternatives(body) if body is not None else None
+            if alts is None or len(cur) * len(alts) > max_alts:
+                cur, last = close(cur), None
+            else:
+                last, cur = cur, {a + b for a in cur for b in alts}
+            i = j + 1
             continue
         if c == "{":
             q = _QUANT.match(source, i)
             if q is None:              # Annex B: a literal "{" (taken as a break, to be safe)
-                runs.append(cur); cur = ""; i += 1
+                cur, last, i = close(cur), None, i + 1
             else:
-                runs.append(cur[:-1]); cur = ""; i = q.end()
+                cur, last, i = close(last if last is not None else {""}), None, q.end()
             continue
         if c in "?*":
-            runs.append(cur[:-1]); cur = ""
+            cur, last = close(last if last is not None else {""}), None
             i += 1
             continue
         if c == "+":
-            runs.append(cur); cur = ""; i += 1
+            cur, last = close(cur), None
+            i += 1
             continue
         if c in _LIT_OK:
-            cur += c
+            last, cur = cur, {a + c for a in cur}
         else:
-            runs.append(cur); cur = ""
+            cur, last = close(cur), None
         i += 1
-    runs.append(cur)
-    best = max(runs, key=len)
-    return best if len(best) >= min_len else None
+    sets.append(cur)
+    good = [x for x in sets if min(map(len, x)) >= min_len]
+    if not good:
+        return None
+    best = max(good, key=lambda x: (min(map(len, x)), -len(x)))
+    return tuple(sorted({x.lower() for x in best}))
 
 
 def _escape_for_word_regex(needle: str) -> str:
@@ -248,11 +321,17 @@ def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: _Needles) -> Ke
         if m and not _UNESCAPED_SLASH.search(m.group(1)):
             # compiled on first use; a literal that every match (and the key as plain text) contains
             # makes the entry a candidate only where that literal occurs
-            lit = required_literal(m.group(1), m.group(2))
-            # A case-folded substring needle: present whenever the regex matches (with or without
-            # the i flag) and whenever the key, if JavaScript rejects it, matches as plain text.
-            nid = needles.add(lit.lower(), False, False) if lit is not None else None
-            return Key(REGEX, sub, text, cs=cs, ww=ww, nid=nid)
+            lits = required_literals(m.group(1), m.group(2))
+            nids: tuple[int, ...] = ()
+            if lits is not None:
+                # Case-folded substring needles: one is present whenever the regex matches (with or
+                # without the i flag); the key itself, as plain text, is what matches if JavaScript
+                # rejects the pattern, so it is a needle too unless it holds every literal.
+                low = text.lower()
+                if not all(lit in low for lit in lits):
+                    lits = (*lits, low)
+                nids = tuple(needles.add(lit, False, False) for lit in lits)
+            return Key(REGEX, sub, text, cs=cs, ww=ww, nids=nids)
     needle = text if cs else text.lower()
     if not needle:
         return Key(EMPTY, sub, text)
@@ -291,11 +370,12 @@ def _register(items: Sequence[KeyItem], gid: int, needles: _Needles) -> bool:
     """List entry ``gid`` under its keys' needles; whether it must be checked on every pass."""
     always = False
     for item in items:
-        nid = item if type(item) is int else item.nid  # type: ignore[union-attr]
-        if nid is not None:
-            lst = needles.entries[nid - needles.base]
-            if not lst or lst[-1] != gid:
-                lst.append(gid)
+        nids = (item,) if type(item) is int else item.nids  # type: ignore[union-attr]
+        if nids:
+            for nid in nids:
+                lst = needles.entries[nid - needles.base]
+                if not lst or lst[-1] != gid:
+                    lst.append(gid)
         elif item.kind != SKIP:  # type: ignore[union-attr]
             always = True
     return always
@@ -656,7 +736,8 @@ class ScanBuffer:
         if kind == EMPTY:
             return True
         if kind == REGEX:
-            if key.nid is not None and not self.visible(key.nid, depth, with_recursion, ce.match_fields):
+            nids = key.nids
+            if nids and not any(self.visible(n, depth, with_recursion, ce.match_fields) for n in nids):
                 return False
             # The same regex on the same text gives the same answer: remember it for this evaluation.
             ck = (key.text, key.cs, key.ww, depth, with_recursion, ce.match_fields, len(self.recursion))
@@ -682,7 +763,7 @@ class ScanBuffer:
 
         The text is ``"\\x01" + pieces.join("\\n\\x01")``; each piece's answer is remembered by the
         index across evaluations, so a new generation searches only pieces it has not seen. With a
-        prefilter literal (``key.nid``) only the pieces that contain it can match.
+        prefilter (``key.nids``) only the pieces that contain one of its needles can match.
         """
         d = int(min(depth, MAX_SCAN_DEPTH)) if depth == depth else 0
         d = min(d, self.depth_buffer_length())
@@ -696,7 +777,7 @@ class ScanBuffer:
         tail += [(t, hits(t), None) for t in self.injections]
         if with_recursion:
             tail += [(t, hs, lines) for t, (hs, lines) in zip(self.recursion, self._recursion_parts)]
-        nid = key.nid
+        nids = key.nids
         marked = rx.piecewise == PIECE_MARKED
         # (piece, how it is searched): _AFTER_MARK "\x01" + piece, _BEFORE_NEWLINE piece + "\n",
         # _ALONE the piece as it is (the text's last piece, or a recursed content after the first)
@@ -704,23 +785,24 @@ class ScanBuffer:
         if d:
             self.ensure_scanned(d)
             end = d - 1 if not tail else -1
-            if nid is None:
+            if not nids:
                 idx: Iterable[int] = range(d)
             else:
                 hs = self._message_hits
-                idx = [i for i in range(self.first_hit.get(nid, d), d) if nid in hs[i]]
+                first = min(self.first_hit.get(n, d) for n in nids)
+                idx = [i for i in range(first, d) if not hs[i].isdisjoint(nids)]
             checks = [(self.message(i) or "", _AFTER_MARK if marked else _ALONE if i == end else _BEFORE_NEWLINE)
                       for i in idx]
-        elif nid is None:   # no messages: the text still starts with an empty piece
+        elif not nids:   # no messages: the text still starts with an empty piece
             checks.append(("", _AFTER_MARK if marked else _ALONE if not tail else _BEFORE_NEWLINE))
         end = len(tail) - 1
         for j, (t, hs, lines) in enumerate(tail):
-            if nid is not None and nid not in hs:
+            if nids and hs.isdisjoint(nids):
                 continue
             if marked and lines is not None and len(lines) > 1:
                 # no match crosses a "\n": each recursed content on its own (they recur)
                 checks += [(line, _AFTER_MARK if k == 0 else _ALONE) for k, line in enumerate(lines)
-                           if nid is None or nid in hits(line)]
+                           if not nids or not hits(line).isdisjoint(nids)]
             else:
                 checks.append((t, _AFTER_MARK if marked else _ALONE if j == end else _BEFORE_NEWLINE))
         memo = self.index.main.piece_memo

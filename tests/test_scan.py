@@ -6,16 +6,20 @@ import pytest
 
 import lorescan
 from lorescan import ChatMessage, Lorebook, Settings
-from lorescan.scan import required_literal
+from lorescan.scan import required_literals
 
 
 @pytest.mark.parametrize("source,flags,expected", [
-    ("dragon", "", "dragon"), ("drag(on|oness)", "i", "drag"), ("a|dragon", "", None),
-    (r"\bkni+ght\b", "", "kni"), ("colou?r", "", "colo"), ("x{2}yzw", "", "yzw"),
-    (r"[abc]def\.ghi", "", "def"), ("ab", "", None), ("(?:big)? dragon", "iu", None),
+    ("dragon", "", ("dragon",)), ("drag(on|oness)", "i", ("dragon", "dragoness")), ("a|dragon", "", None),
+    (r"\bkni+ght\b", "", ("kni",)), ("colou?r", "", ("colo",)), ("x{2}yzw", "", ("yzw",)),
+    (r"[abc]def\.ghi", "", ("def",)), ("ab", "", None), ("(?:big)? dragon", "iu", None),
+    (r"\bdr(?:ag|agon)\b", "i", ("drag", "dragon")), (r"\b(Dragon|wyrm)s?\b", "", ("dragon", "wyrm")),
+    ("dragon|wyrm", "i", ("dragon", "wyrm")), ("(?:ab)?cde", "", ("cde",)), ("(?=abc)x", "", None),
+    ("ab(cd)*ef", "", None), ("(?<name>abc|abd)e", "", ("abce", "abde")), ("(?i:abc)d", "", None),
+    ("(ab|cd)+xyz", "", ("xyz",)), ("(a|b|c)(d|e|f)(g|h|i)", "", None),
 ])
-def test_required_literal(source: str, flags: str, expected: str | None) -> None:
-    assert required_literal(source, flags) == expected
+def test_required_literals(source: str, flags: str, expected: tuple[str, ...] | None) -> None:
+    assert required_literals(source, flags) == expected
 
 
 def _activated(keys: list[str], text: str, **settings) -> list[str]:
@@ -31,6 +35,12 @@ def test_regex_keys_with_a_required_literal() -> None:
     # Not a valid JavaScript regex: matched as plain text, case-insensitively, slashes included.
     assert _activated(["/Dragon(/"], "see /dragon(/ here") == ["b.0"]
     assert _activated(["/Dragon(/"], "see dragon here") == []
+    # alternatives as prefilter needles; an invalid pattern still matches as the plain key text
+    assert _activated(["/\\bdr(?:ag|agon)s?\\b/i"], "two Dragons") == ["b.0"]
+    assert _activated(["/\\bdr(?:ag|agon)s?\\b/i"], "two drags") == ["b.0"]
+    assert _activated(["/\\bdr(?:ag|agon)s?\\b/i"], "two drakes") == []
+    assert _activated(["/(?:ag|agon)(/"], "see /(?:ag|agon)(/ here") == ["b.0"]
+    assert _activated(["/dr(?:ag|agon)\\k/u"], "see /dr(?:ag|agon)\\k/u here") == ["b.0"]   # \k: invalid with u
 
 
 def test_regex_key_sees_other_messages_only_through_the_joiner() -> None:
