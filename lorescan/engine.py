@@ -23,8 +23,9 @@ from .emit import emit
 from .macros import MacroEnv, substitute
 from .model import (ActivationResult, Character, ChatMessage, ForcedActivation, GENERATION_TYPES,
                     Lorebook, Settings, TimedState)
-from .scan import CONSTANT, NEVER, BoundIndex, KeyIndex, PlainEntry, ScanBuffer
-from .select import INITIAL, MIN_ACTIVATIONS, RECURSION, STATE_NAMES, filter_groups, gate
+from .index import BoundIndex, KeyIndex
+from .scan import ScanBuffer
+from .select import INITIAL, MIN_ACTIVATIONS, RECURSION, STATE_NAMES, filter_groups, gate, plain_gate
 from .timed import TimedEffects
 from .tokens import TokenCounter, get_counter
 from .trace import Trace
@@ -399,7 +400,7 @@ class _Evaluation:
                     continue
                 rec = plain(ce) if plain is not None and g not in sticky and g not in forced else None
                 if rec is not None:
-                    if self._plain_gate(rec, ce, visible, with_rec, excluding):
+                    if plain_gate(self, rec, ce, visible, with_rec, excluding):
                         now.append(ce)
                     continue
                 ok, why = gate(self, ce, state)
@@ -477,40 +478,6 @@ class _Evaluation:
                     if tr is not None:
                         tr.recursion_text(text, [ce.key for ce in for_rec])
         return list(activated.values())
-
-    def _plain_gate(self, rec: PlainEntry, ce: CompiledEntry, visible: dict, with_rec: bool,
-                    excluding: bool) -> bool:
-        """``gate`` for a :class:`PlainEntry` (neither sticky nor forced), its plain keys looked up
-        in the set of needles visible at its depth (one set per depth and pass)."""
-        kind = rec.kind
-        if kind == NEVER:
-            return False
-        g = ce.gid
-        timed = self.timed
-        if g in timed.delay or g in timed.cooldown or (excluding and rec.exclude_recursion):
-            return False
-        if kind == CONSTANT:
-            return True
-        buf = self.buffer
-        depth = rec.depth
-        vis = visible.get(depth)
-        if vis is None:
-            vis = visible[depth] = buf.visible_set(buf.current_depth() if depth is None else depth, with_rec)
-        d = buf.current_depth() if depth is None else depth
-        if vis.isdisjoint(rec.primary) and not any(buf.key_matches(k, ce, d, with_rec) for k in rec.primary_other):
-            return False
-        sec = rec.secondary
-        if sec is None:
-            return True
-        logic = rec.logic
-        if logic == 0 or logic == 2:   # AND ANY / NOT ANY
-            hit = not vis.isdisjoint(sec) or any(buf.key_matches(k, ce, d, with_rec) for k in rec.secondary_other)
-            return hit == (logic == 0)
-        if logic == 1 or logic == 3:   # NOT ALL / AND ALL
-            every = all(k in vis for k in sec) and all(buf.key_matches(k, ce, d, with_rec)
-                                                        for k in rec.secondary_other)
-            return every == (logic == 3)
-        return False
 
     def _roll(self, ce: CompiledEntry) -> bool:
         """``verifyProbability``: no roll at 100 % or for sticky entries; ``roll <= probability``."""

@@ -16,7 +16,7 @@ from .compile import CompiledEntry
 from .engine import Lore, scan_messages
 from .macros import MacroEnv, substitute
 from .model import ActivationResult, ChatMessage, Settings
-from .scan import is_word_char
+from .index import is_word_char
 
 
 @dataclass

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from . import _js
 from .compile import CompiledEntry
 from .model import SelectiveLogic
-from .scan import ScanBuffer, match_key_text
+from .index import CONSTANT, NEVER, PlainEntry, match_key_text
+from .scan import ScanBuffer
 
 if TYPE_CHECKING:
     from .engine import _Evaluation
@@ -67,6 +68,41 @@ def gate(ev: "_Evaluation", ce: CompiledEntry, state: int) -> tuple[bool, str]:
     index = ev.index
     return match_entry(ev.buffer, index.primary.get(gid, ()), index.secondary.get(gid, ()), ce, state,
                        ev.trace is not None)
+
+
+def plain_gate(ev: "_Evaluation", rec: PlainEntry, ce: CompiledEntry, visible: dict, with_rec: bool,
+               excluding: bool) -> bool:
+    """``gate`` for a :class:`PlainEntry` (neither sticky nor forced), its plain keys looked up
+    in the set of needles visible at its depth (one set per depth and pass)."""
+    kind = rec.kind
+    if kind == NEVER:
+        return False
+    g = ce.gid
+    timed = ev.timed
+    if g in timed.delay or g in timed.cooldown or (excluding and rec.exclude_recursion):
+        return False
+    if kind == CONSTANT:
+        return True
+    buf = ev.buffer
+    depth = rec.depth
+    vis = visible.get(depth)
+    if vis is None:
+        vis = visible[depth] = buf.visible_set(buf.current_depth() if depth is None else depth, with_rec)
+    d = buf.current_depth() if depth is None else depth
+    if vis.isdisjoint(rec.primary) and not any(buf.key_matches(k, ce, d, with_rec) for k in rec.primary_other):
+        return False
+    sec = rec.secondary
+    if sec is None:
+        return True
+    logic = rec.logic
+    if logic == 0 or logic == 2:   # AND ANY / NOT ANY
+        hit = not vis.isdisjoint(sec) or any(buf.key_matches(k, ce, d, with_rec) for k in rec.secondary_other)
+        return hit == (logic == 0)
+    if logic == 1 or logic == 3:   # NOT ALL / AND ALL
+        every = all(k in vis for k in sec) and all(buf.key_matches(k, ce, d, with_rec)
+                                                    for k in rec.secondary_other)
+        return every == (logic == 3)
+    return False
 
 
 def _raw(ce_keys: object, i: int) -> str:

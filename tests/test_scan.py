@@ -6,7 +6,7 @@ import pytest
 
 import lorescan
 from lorescan import ChatMessage, Lorebook, Settings
-from lorescan.scan import required_literals
+from lorescan._prefilter import required_literals
 
 
 @pytest.mark.parametrize("source,flags,expected", [

@@ -1,0 +1,414 @@
+"""The key index: every key of every entry prepared once, and the automata that find them.
+
+Plain keys become needle ids in two Aho-Corasick automata (case-folded and exact); regex keys,
+blank keys and keys holding ``"\\x01"`` stay :class:`Key` objects, a regex key with prefilter
+needles so it is only tried where one occurs. Keys with macros are prepared per (user, character)
+by :meth:`KeyIndex.bind`. Entries with no rare gate get a :class:`PlainEntry` record for the
+engine's fast path.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+import ahocorasick
+
+from . import _js
+from ._jsregex import JsRegex, parse_regex_key
+from ._prefilter import required_literals
+from .compile import CompiledEntry
+from .macros import MacroEnv, substitute
+
+MARKER = "\x01"
+
+SKIP, PLAIN, EMPTY, REGEX, SLOW = range(5)  # PLAIN keys are bare needle ids
+
+
+def is_word_char(ch: str) -> bool:
+    """ASCII ``\\w`` (JavaScript regexes without the ``u`` flag)."""
+    return ch.isascii() and (ch.isalnum() or ch == "_")
+
+
+class Key:
+    """A key that needs more than an automaton lookup (regex, blank, ``\\x01``, or not matchable).
+
+    Plain keys are stored as bare needle ids (ints) instead; both kinds keep their position in the
+    entry's key list so traces can name the raw key.
+    """
+
+    __slots__ = ("kind", "text", "_regex", "raw", "cs", "ww", "nids")
+
+    def __init__(self, kind: int, raw: str, text: str = "", regex: JsRegex | None = None,
+                 cs: bool = False, ww: bool = False, nids: tuple[int, ...] = ()) -> None:
+        self.kind = kind
+        self.raw = raw
+        self.text = text
+        self._regex = regex
+        self.cs = cs
+        self.ww = ww
+        self.nids = nids        # needles one of which every match contains (a prefilter), or ()
+
+    @property
+    def regex(self) -> JsRegex | None:
+        """The compiled regex, built on first use; ``None`` if JavaScript would reject it (plain text)."""
+        if self._regex is None and self.kind == REGEX:
+            self._regex = parse_regex_key(self.text) or False  # type: ignore[assignment]
+        return self._regex or None
+
+
+_KEY_SYNTAX = re.compile(r"/([\s\S]+?)/([gimsuy]*)")
+_UNESCAPED_SLASH = re.compile(r"(?:^|[^\\])/")
+
+
+def _escape_for_word_regex(needle: str) -> str:
+    return re.sub(r"[/\-\\^$*+?.()|\[\]{}]", lambda m: "\\" + m.group(0), needle)
+
+
+def match_key_text(haystack: str, needle: str, case_sensitive: bool, whole_words: bool) -> bool:
+    """SillyTavern's ``matchKeys`` on a full scan text (the slow reference path)."""
+    rx = parse_regex_key(needle)
+    if rx is not None:
+        return rx.test(haystack)
+    if not case_sensitive:
+        haystack = _js.lower(haystack)
+        needle = _js.lower(needle)
+    if whole_words:
+        if len(_js.split_ws(needle)) > 1:
+            return needle in haystack
+        pattern = r"(?:^|[^A-Za-z0-9_])(" + _escape_for_word_regex(needle) + r")(?:\Z|[^A-Za-z0-9_])"
+        return re.search(pattern, haystack) is not None
+    return needle in haystack
+
+
+KeyItem = int | Key
+_WHITESPACE = re.compile("[" + re.escape(_js.JS_WHITESPACE) + "]")
+
+
+class _Needles:
+    """Needle ids and the two automata (case-folded and exact) that find them.
+
+    An automaton maps each needle text to its id, or to a tuple of ids when the same text is
+    needed both as a whole word and as a substring; ``word`` and ``length`` are per id.
+    """
+
+    def __init__(self, base: int = 0) -> None:
+        self.base = base
+        self.ids: dict[tuple[str, bool, bool], int] = {}
+        self.newline = False        # whether some needle holds "\n"
+        self.word: list[bool] = []
+        self.length: list[int] = []
+        self.entries: list[list[int]] = []
+        self._ci: ahocorasick.Automaton | None = None
+        self._cs: ahocorasick.Automaton | None = None
+
+    def add(self, needle: str, cs: bool, word: bool) -> int:
+        ident = (needle, cs, word)
+        nid = self.ids.get(ident)
+        if nid is None:
+            nid = self.base + len(self.word)
+            self.ids[ident] = nid
+            self.newline = self.newline or "\n" in needle
+            self.word.append(word)
+            self.length.append(len(needle))
+            self.entries.append([])
+        return nid
+
+    def build(self) -> None:
+        self._ci = self._automaton(False)
+        self._cs = self._automaton(True)
+
+    def _automaton(self, cs: bool) -> ahocorasick.Automaton | None:
+        values: dict[str, int | tuple[int, ...]] = {}
+        for (needle, ncs, _word), nid in self.ids.items():
+            if ncs == cs:
+                old = values.get(needle)
+                values[needle] = nid if old is None else (old + (nid,) if type(old) is tuple else (old, nid))
+        if not values:
+            return None
+        auto = ahocorasick.Automaton()
+        add = auto.add_word
+        for needle, value in values.items():
+            add(needle, value)
+        auto.make_automaton()
+        return auto
+
+    def collect(self, text: str, lowered: str | None, found: set[int]) -> None:
+        if self._cs is not None:
+            self._collect(self._cs, text, found)
+        if self._ci is not None:
+            self._collect(self._ci, lowered if lowered is not None else _js.lower(text), found)
+
+    def _collect(self, auto: ahocorasick.Automaton, text: str, found: set[int]) -> None:
+        n = len(text)
+        base, word, length = self.base, self.word, self.length
+        for end, value in auto.iter(text):
+            for nid in ((value,) if type(value) is int else value):
+                if nid in found:
+                    continue
+                if word[nid - base]:
+                    start = end - length[nid - base] + 1
+                    if start > 0 and is_word_char(text[start - 1]):
+                        continue
+                    if end + 1 < n and is_word_char(text[end + 1]):
+                        continue
+                found.add(nid)
+
+
+def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: _Needles) -> KeyItem:
+    """One key after macro substitution: a needle id, or a :class:`Key` for the slow kinds."""
+    if not sub:
+        return Key(SKIP, raw if isinstance(raw, str) else "")
+    text = sub.strip(_js.JS_WHITESPACE)
+    if text.startswith("/"):
+        m = _KEY_SYNTAX.fullmatch(text)
+        if m and not _UNESCAPED_SLASH.search(m.group(1)):
+            # compiled on first use; a literal that every match (and the key as plain text) contains
+            # makes the entry a candidate only where that literal occurs
+            lits = required_literals(m.group(1), m.group(2))
+            nids: tuple[int, ...] = ()
+            if lits is not None:
+                # Case-folded substring needles: one is present whenever the regex matches (with or
+                # without the i flag); the key itself, as plain text, is what matches if JavaScript
+                # rejects the pattern, so it is a needle too unless it holds every literal.
+                low = text.lower()
+                if not all(lit in low for lit in lits):
+                    lits = (*lits, low)
+                nids = tuple(needles.add(lit, False, False) for lit in lits)
+            return Key(REGEX, sub, text, cs=cs, ww=ww, nids=nids)
+    needle = text if cs else text.lower()
+    if not needle:
+        return Key(EMPTY, sub, text)
+    if MARKER in needle:
+        return Key(SLOW, sub, text, cs=cs, ww=ww)
+    # A trimmed needle splits on /\s+/ into more than one piece exactly when it holds whitespace.
+    return needles.add(needle, cs, ww and _WHITESPACE.search(needle) is None)
+
+
+def _modes(ce: CompiledEntry, case_sensitive: bool, whole_words: bool) -> tuple[bool, bool]:
+    """The entry's case sensitivity and whole-word matching: its own value ``??`` the setting."""
+    ecs, eww = ce.case_sensitive, ce.match_whole_words
+    return (case_sensitive if ecs is None else _js.truthy(ecs),
+            whole_words if eww is None else _js.truthy(eww))
+
+
+def _prepare_keys(raws: Sequence[object], env: MacroEnv | None, cs: bool, ww: bool, needles: _Needles,
+                  cache: dict[str, KeyItem]) -> tuple[KeyItem, ...]:
+    """A key list prepared (macros substituted for ``env`` when given), reusing ``cache``."""
+    items: list[KeyItem] = []
+    for raw in raws:
+        item = cache.get(raw) if type(raw) is str else None
+        if item is None:
+            if type(raw) is not str:
+                sub = ""
+            else:
+                sub = substitute(raw, env) if env is not None else raw
+            item = _prepare(raw, sub, cs, ww, needles)
+            if type(raw) is str:
+                cache[raw] = item
+        items.append(item)
+    return tuple(items)
+
+
+def _register(items: Sequence[KeyItem], gid: int, needles: _Needles) -> bool:
+    """List entry ``gid`` under its keys' needles; whether it must be checked on every pass."""
+    always = False
+    for item in items:
+        nids = (item,) if type(item) is int else item.nids  # type: ignore[union-attr]
+        if nids:
+            for nid in nids:
+                lst = needles.entries[nid - needles.base]
+                if not lst or lst[-1] != gid:
+                    lst.append(gid)
+        elif item.kind != SKIP:  # type: ignore[union-attr]
+            always = True
+    return always
+
+
+def _any_macro(keys: Sequence[object]) -> bool:
+    """Whether a key list has a key with a macro (``<USER>``-style or ``{{…}}``)."""
+    for raw in keys:
+        if type(raw) is str and ("<" in raw or "{{" in raw):
+            return True
+    return False
+
+
+class KeyIndex:
+    """Every key of every entry, prepared once, with the automata that find them.
+
+    Built per (entries, global case and whole-word settings) and independent of names: keys that
+    contain macros are marked and prepared per (user, character) by :meth:`bind`.
+    """
+
+    def __init__(self, entries: Sequence[CompiledEntry], case_sensitive: bool, whole_words: bool) -> None:
+        self.case_sensitive = case_sensitive
+        self.whole_words = whole_words
+        self.needles = _Needles()
+        self.primary: dict[int, list[KeyItem]] = {}
+        self.secondary: dict[int, list[KeyItem]] = {}
+        self.always: list[int] = []
+        self.macro: list[CompiledEntry] = []
+        caches: dict[tuple[bool, bool], dict[str, KeyItem]] = {}   # prepared keys per (case, word)
+        needles = self.needles
+        for ce in entries:
+            keys = ce.keys
+            sec = ce.keys_secondary
+            if not keys and not sec:
+                continue
+            if (keys and _any_macro(keys)) or (sec and _any_macro(sec)):
+                self.macro.append(ce)
+                continue
+            cs, ww = _modes(ce, case_sensitive, whole_words)
+            cache = caches.get((cs, ww))
+            if cache is None:
+                cache = caches[(cs, ww)] = {}
+            gid = ce.gid
+            if keys:
+                items = _prepare_keys(keys, None, cs, ww, needles, cache)
+                self.primary[gid] = items
+                if _register(items, gid, needles):
+                    self.always.append(gid)
+            if sec:
+                self.secondary[gid] = _prepare_keys(sec, None, cs, ww, needles, cache)
+        needles.build()
+        needles.entries = [tuple(x) for x in needles.entries]   # done growing: tuples are smaller
+        needles.ids = {}                                         # only needed while adding
+        #: (regex key text, piece, how it is searched) -> whether the regex matches that piece
+        #: (see ``ScanBuffer.regex_piecewise``); kept across evaluations like hits.
+        self.piece_memo: dict[tuple[str, str, int], bool] = {}
+        self._bound: dict[MacroEnv, BoundIndex] = {}
+
+    def bind(self, env: MacroEnv) -> "BoundIndex":
+        """This index with macro keys substituted for ``env`` (cached per names)."""
+        bound = self._bound.get(env)
+        if bound is None:
+            if len(self._bound) > 16:
+                self._bound.clear()
+            bound = BoundIndex(self, env)
+            self._bound[env] = bound
+        return bound
+
+
+class BoundIndex:
+    """A :class:`KeyIndex` plus the macro keys of one (user, character): what a scan queries."""
+
+    def __init__(self, main: KeyIndex, env: MacroEnv) -> None:
+        self.main = main
+        self.env = env
+        over = _Needles(base=len(main.needles.word))
+        self.primary = main.primary
+        self.secondary = main.secondary
+        self.always = main.always
+        if main.macro:
+            self.primary = dict(main.primary)
+            self.secondary = dict(main.secondary)
+            self.always = list(main.always)
+            for ce in main.macro:
+                cs, ww = _modes(ce, main.case_sensitive, main.whole_words)
+                gid = ce.gid
+                if ce.keys:
+                    items = _prepare_keys(ce.keys, env, cs, ww, over, {})
+                    self.primary[gid] = items
+                    if _register(items, gid, over):
+                        self.always.append(gid)
+                if ce.keys_secondary:
+                    self.secondary[gid] = _prepare_keys(ce.keys_secondary, env, cs, ww, over, {})
+        over.build()
+        self.over = over if over.word else None
+        self.base = over.base
+        self.newline_needles = main.needles.newline or over.newline
+        self._hits_cache: dict[str, frozenset[int]] = {}
+        self._plain: dict[int, PlainEntry | None] = {}
+
+    def plain(self, ce: CompiledEntry) -> "PlainEntry | None":
+        """The entry's :class:`PlainEntry` record, or ``None`` when it needs the full gate (memoised)."""
+        gid = ce.gid
+        try:
+            return self._plain[gid]
+        except KeyError:
+            rec = self._plain[gid] = _plain_record(ce, self.primary.get(gid, ()), self.secondary.get(gid, ()))
+            return rec
+
+    def needle_entries(self, nid: int) -> list[int]:
+        if nid < self.base:
+            return self.main.needles.entries[nid]
+        return self.over.entries[nid - self.base]  # type: ignore[union-attr]
+
+    def hits(self, text: str) -> frozenset[int]:
+        """Needle ids found in one piece of scan text (memoised: messages recur across generations)."""
+        cached = self._hits_cache.get(text)
+        if cached is not None:
+            return cached
+        found: set[int] = set()
+        if text:
+            lowered = _js.lower(text)
+            self.main.needles.collect(text, lowered, found)
+            if self.over is not None:
+                self.over.collect(text, lowered, found)
+        result = frozenset(found)
+        if len(self._hits_cache) > 50000:
+            self._hits_cache.clear()
+        self._hits_cache[text] = result
+        return result
+
+
+class PlainEntry:
+    """An entry whose gate is only its timed effects plus key lookups, prepared for the fast path.
+
+    ``kind`` is :data:`NEVER` (disabled), :data:`CONSTANT` or :data:`KEYED`; the keys are split into
+    needle ids (set lookups) and the rest (regex and other :class:`Key` objects); ``secondary`` is
+    ``None`` when the secondary keys do not apply; ``logic`` is the selective logic 0–3, or -1 for a
+    value equal to none of them; ``depth`` is the entry's own scan depth, or ``None`` for the global one.
+    """
+
+    __slots__ = ("kind", "primary", "primary_other", "secondary", "secondary_other", "logic",
+                 "exclude_recursion", "depth")
+
+    def __init__(self, kind: int, primary: tuple[int, ...] = (), primary_other: tuple[Key, ...] = (),
+                 secondary: tuple[int, ...] | None = None, secondary_other: tuple[Key, ...] = (),
+                 logic: int = -1, exclude_recursion: bool = False, depth: float | None = None) -> None:
+        self.kind = kind
+        self.primary = primary
+        self.primary_other = primary_other
+        self.secondary = secondary
+        self.secondary_other = secondary_other
+        self.logic = logic
+        self.exclude_recursion = exclude_recursion
+        self.depth = depth
+
+
+NEVER, CONSTANT, KEYED = range(3)
+
+
+def _split(items: Sequence[KeyItem]) -> tuple[tuple[int, ...], tuple[Key, ...]]:
+    return (tuple(k for k in items if type(k) is int),  # type: ignore[misc]
+            tuple(k for k in items if type(k) is not int))  # type: ignore[misc]
+
+
+def _plain_record(ce: CompiledEntry, primary: Sequence[KeyItem], secondary: Sequence[KeyItem]) -> PlainEntry | None:
+    """A :class:`PlainEntry` unless the entry has a rarer gate (generation triggers, character
+    filters, decorators, delay until recursion, extra match fields): those go through ``gate``."""
+    if ce.disable:
+        return PlainEntry(NEVER)
+    if ce.triggers or ce.char_names or ce.char_tags or ce.delay_until_recursion or ce.decorators \
+            or ce.match_fields:
+        return None
+    excl = bool(ce.exclude_recursion)
+    if ce.constant:
+        return PlainEntry(CONSTANT, exclude_recursion=excl)
+    if not isinstance(ce.keys, list) or not ce.keys:
+        return PlainEntry(NEVER)
+    ints, others = _split(primary)
+    sec: tuple[int, ...] | None = None
+    sec_others: tuple[Key, ...] = ()
+    logic = -1
+    if secondary and ce.selective:
+        sec, sec_others = _split(secondary)
+        v = ce.selective_logic
+        if v is None:
+            v = 0
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v in (0, 1, 2, 3):
+            logic = int(v)
+    sd = ce.scan_depth
+    return PlainEntry(KEYED, ints, others, sec, sec_others, logic, excl,
+                      None if sd is None else _js.to_number(sd))
