@@ -92,19 +92,27 @@ class _Plan:
 
     def __init__(self, entries: list[CompiledEntry], total: int) -> None:
         self.entries = entries
-        self.pos = array("i", [-1]) * total   # gid → place in scan order (-1: not read)
-        for i, ce in enumerate(entries):
-            self.pos[ce.gid] = i
-        self.constants = [ce.gid for ce in entries if ce.constant or "@@activate" in ce.decorators]
-        levels = {ce.dur_level for ce in entries if ce.delay_until_recursion}
+        self.pos = pos = array("i", [-1]) * total   # gid → place in scan order (-1: not read)
+        self.constants: list[int] = []
+        levels: set[float] = set()
+        self.delayed: list[CompiledEntry] = []
+        depth = 0.0
+        truthy = _js.truthy
+        for i, ce in enumerate(entries):    # one pass (100k entries): every per-entry fact at once
+            pos[ce.gid] = i
+            if ce.constant or (ce.decorators and "@@activate" in ce.decorators):
+                self.constants.append(ce.gid)
+            if ce.delay_until_recursion:
+                levels.add(ce.dur_level)
+            if ce.delay is not None and truthy(ce.delay):
+                self.delayed.append(ce)
+            if ce.scan_depth is not None:
+                d = _js.to_number(ce.scan_depth)
+                if d == d and d > depth:
+                    depth = d
         self.levels = sorted(levels)
-        self.delayed = [ce for ce in entries if _js.truthy(ce.delay)]
         self._by_key: dict[str, CompiledEntry] | None = None
-        self.max_scan_depth = max(
-            (_js.to_number(ce.scan_depth) for ce in entries
-             if ce.scan_depth is not None and _js.to_number(ce.scan_depth) == _js.to_number(ce.scan_depth)),
-            default=0,
-        )
+        self.max_scan_depth = depth if depth else 0
 
 
     def by_key(self) -> dict[str, CompiledEntry]:

@@ -10,6 +10,8 @@ engine's fast path.
 from __future__ import annotations
 
 import re
+from itertools import chain
+from operator import attrgetter
 from typing import Sequence
 
 import ahocorasick
@@ -94,36 +96,41 @@ class _Needles:
 
     def __init__(self, base: int = 0) -> None:
         self.base = base
-        self.ids: dict[tuple[str, bool, bool], int] = {}
+        self.ids: dict[tuple[bool, bool], dict[str, int]] = {}   # (case, word) -> needle -> id
         self.newline = False        # whether some needle holds "\n"
         self.word: list[bool] = []
         self.length: list[int] = []
         self.entries: list[list[int]] = []
+        # needle text -> its id, or the ids of the same text as a whole word and as a substring
+        self._values: tuple[dict[str, int | tuple[int, ...]], ...] = ({}, {})   # case-folded, exact
         self._ci: ahocorasick.Automaton | None = None
         self._cs: ahocorasick.Automaton | None = None
 
     def add(self, needle: str, cs: bool, word: bool) -> int:
-        ident = (needle, cs, word)
-        nid = self.ids.get(ident)
+        ids = self.ids.get((cs, word))
+        if ids is None:
+            ids = self.ids[(cs, word)] = {}
+        nid = ids.get(needle)
         if nid is None:
             nid = self.base + len(self.word)
-            self.ids[ident] = nid
+            ids[needle] = nid
             self.newline = self.newline or "\n" in needle
             self.word.append(word)
             self.length.append(len(needle))
             self.entries.append([])
+            values = self._values[cs]
+            old = values.get(needle)
+            values[needle] = nid if old is None else (old + (nid,) if type(old) is tuple else (old, nid))
         return nid
 
     def build(self) -> None:
-        self._ci = self._automaton(False)
-        self._cs = self._automaton(True)
+        self._ci = self._automaton(self._values[False])
+        self._cs = self._automaton(self._values[True])
+        self._values = ({}, {})
+        self.ids = {}                   # only needed while adding
 
-    def _automaton(self, cs: bool) -> ahocorasick.Automaton | None:
-        values: dict[str, int | tuple[int, ...]] = {}
-        for (needle, ncs, _word), nid in self.ids.items():
-            if ncs == cs:
-                old = values.get(needle)
-                values[needle] = nid if old is None else (old + (nid,) if type(old) is tuple else (old, nid))
+    @staticmethod
+    def _automaton(values: dict[str, int | tuple[int, ...]]) -> ahocorasick.Automaton | None:
         if not values:
             return None
         auto = ahocorasick.Automaton()
@@ -185,6 +192,24 @@ def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: _Needles) -> Ke
     return needles.add(needle, cs, ww and _WHITESPACE.search(needle) is None)
 
 
+_KEYS, _SECONDARY = attrgetter("keys"), attrgetter("keys_secondary")
+_MACRO = -1   # the prepared form of a raw key with a macro (such keys are prepared per names)
+
+
+def _prepare_raw(raw: object, mode: tuple[bool, bool], needles: _Needles) -> KeyItem:
+    """A raw key prepared for the name-independent index, or :data:`_MACRO`."""
+    if type(raw) is not str:
+        return _prepare(raw, "", mode[0], mode[1], needles)
+    if raw.isalnum():   # the common key: one word, nothing to trim, no macro, regex or whitespace
+        return needles.add(raw if mode[0] else raw.lower(), mode[0], mode[1])
+    if raw.replace(" ", "").isalnum() and raw[0] != " " and raw[-1] != " ":
+        # words and single spaces: nothing to trim, and never a whole word (it holds whitespace)
+        return needles.add(raw if mode[0] else raw.lower(), mode[0], False)
+    if "<" in raw or "{{" in raw:
+        return _MACRO
+    return _prepare(raw, raw, mode[0], mode[1], needles)
+
+
 def _modes(ce: CompiledEntry, case_sensitive: bool, whole_words: bool) -> tuple[bool, bool]:
     """The entry's case sensitivity and whole-word matching: its own value ``??`` the setting."""
     ecs, eww = ce.case_sensitive, ce.match_whole_words
@@ -225,14 +250,6 @@ def _register(items: Sequence[KeyItem], gid: int, needles: _Needles) -> bool:
     return always
 
 
-def _any_macro(keys: Sequence[object]) -> bool:
-    """Whether a key list has a key with a macro (``<USER>``-style or ``{{…}}``)."""
-    for raw in keys:
-        if type(raw) is str and ("<" in raw or "{{" in raw):
-            return True
-    return False
-
-
 class KeyIndex:
     """Every key of every entry, prepared once, with the automata that find them.
 
@@ -248,35 +265,82 @@ class KeyIndex:
         self.secondary: dict[int, list[KeyItem]] = {}
         self.always: list[int] = []
         self.macro: list[CompiledEntry] = []
-        caches: dict[tuple[bool, bool], dict[str, KeyItem]] = {}   # prepared keys per (case, word)
         needles = self.needles
-        for ce in entries:
-            keys = ce.keys
-            sec = ce.keys_secondary
-            if not keys and not sec:
-                continue
-            if (keys and _any_macro(keys)) or (sec and _any_macro(sec)):
-                self.macro.append(ce)
-                continue
-            cs, ww = _modes(ce, case_sensitive, whole_words)
-            cache = caches.get((cs, ww))
-            if cache is None:
-                cache = caches[(cs, ww)] = {}
-            gid = ce.gid
-            if keys:
-                items = _prepare_keys(keys, None, cs, ww, needles, cache)
-                self.primary[gid] = items
-                if _register(items, gid, needles):
-                    self.always.append(gid)
-            if sec:
-                self.secondary[gid] = _prepare_keys(sec, None, cs, ww, needles, cache)
+        truthy = _js.truthy
+        # Entries grouped by their (case, word) mode; most use the global one.
+        default = (case_sensitive, whole_words)
+        own = [ce for ce in entries if ce.case_sensitive is not None or ce.match_whole_words is not None]
+        by_mode: dict[tuple[bool, bool], list[CompiledEntry]] = {default: []}
+        if own:
+            mine = {ce.gid for ce in own}
+            by_mode[default] = [ce for ce in entries if ce.gid not in mine]
+            for ce in own:
+                ecs, eww = ce.case_sensitive, ce.match_whole_words
+                mode = (case_sensitive if ecs is None else truthy(ecs), whole_words if eww is None else truthy(eww))
+                by_mode.setdefault(mode, []).append(ce)
+        else:
+            by_mode[default] = list(entries)
+        for mode, group in by_mode.items():
+            self._add_group(group, mode)
         needles.build()
         needles.entries = [tuple(x) for x in needles.entries]   # done growing: tuples are smaller
-        needles.ids = {}                                         # only needed while adding
         #: (regex key text, piece, how it is searched) -> whether the regex matches that piece
         #: (see ``ScanBuffer.regex_piecewise``); kept across evaluations like hits.
         self.piece_memo: dict[tuple[str, str, int], bool] = {}
         self._bound: dict[MacroEnv, BoundIndex] = {}
+
+    def _add_group(self, group: list[CompiledEntry], mode: tuple[bool, bool]) -> None:
+        """Prepare the keys of entries sharing one (case, word) mode: each distinct raw key once,
+        then every entry's keys by lookup; an entry with a macro key goes to :attr:`macro`."""
+        needles = self.needles
+        cache: dict[object, KeyItem] = {}
+        try:
+            distinct = set(chain.from_iterable(filter(None, map(_KEYS, group))))
+            distinct.update(chain.from_iterable(filter(None, map(_SECONDARY, group))))
+        except TypeError:   # an unhashable key (never a match): prepared where it is used
+            distinct = {k for ce in group for keys in (ce.keys, ce.keys_secondary) if keys
+                        for k in keys if type(k) is str}
+        for raw in distinct:
+            cache[raw] = _prepare_raw(raw, mode, needles)
+        get = cache.get
+        skip = Key(SKIP, "")
+        lists = needles.entries
+        primary, secondary, always, macro = self.primary, self.secondary, self.always, self.macro
+        for ce in group:
+            keys, sec = ce.keys, ce.keys_secondary
+            if not keys and not sec:
+                continue
+            try:
+                items = tuple(map(cache.__getitem__, keys)) if keys else ()
+                sitems = tuple(map(cache.__getitem__, sec)) if sec else ()
+            except (KeyError, TypeError):
+                items = tuple(get(k, skip) if type(k) is str else _prepare_raw(k, mode, needles)
+                              for k in keys or ())
+                sitems = tuple(get(k, skip) if type(k) is str else _prepare_raw(k, mode, needles)
+                               for k in sec or ())
+            if _MACRO in items or _MACRO in sitems:
+                macro.append(ce)
+                continue
+            gid = ce.gid
+            if keys:
+                primary[gid] = items
+                checked = False
+                for item in items:
+                    if type(item) is int:
+                        lst = lists[item]
+                        if not lst or lst[-1] != gid:
+                            lst.append(gid)
+                    elif item.nids:  # type: ignore[union-attr]
+                        for nid in item.nids:  # type: ignore[union-attr]
+                            lst = lists[nid]
+                            if not lst or lst[-1] != gid:
+                                lst.append(gid)
+                    elif item.kind != SKIP:  # type: ignore[union-attr]
+                        checked = True
+                if checked:
+                    always.append(gid)
+            if sec:
+                secondary[gid] = sitems
 
     def bind(self, env: MacroEnv) -> "BoundIndex":
         """This index with macro keys substituted for ``env`` (cached per names)."""
