@@ -138,3 +138,19 @@ def test_explain_draws_like_replay(tmp_path: Path, capsys) -> None:
         assert json.loads(capsys.readouterr().out)["activated"] == ("coin.0" in gen["activated"])
     # one roll per generation from one stream: heads, tails, heads, tails, tails, heads
     assert [("coin.0" in g["activated"]) for g in gens] == [True, False, True, False, False, True]
+
+
+def test_only_a_command_line_run_freezes_the_loaded_books(monkeypatch, capsys) -> None:
+    """``gc.freeze()`` is process-wide: the CLI does it only when it owns the process (argv from
+    the command line), never when called from Python with arguments."""
+    import gc
+    import sys
+
+    calls: list[int] = []
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append(1))
+    assert main(["replay", "--book", BOOK, "--chat", CHAT, "--json"]) == 0
+    assert calls == []
+    monkeypatch.setattr(sys, "argv", ["lorescan", "replay", "--book", BOOK, "--chat", CHAT, "--json"])
+    assert main() == 0
+    assert calls == [1]
+    capsys.readouterr()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
 from dataclasses import dataclass, field
@@ -123,7 +124,11 @@ def open_inputs(args: argparse.Namespace, need_chat: bool = True) -> Inputs:
         character = Character(name=char_name, avatar=f"{char_name}.png")
     settings, tokenizer = read_settings(getattr(args, "settings", None))
     tokenizer = getattr(args, "tokenizer", None) or tokenizer or "cl100k"
-    lore = Lore(books, compat=args.st_version, tokenizer=tokenizer, quirks=args.quirks)
+    lore = Lore(books, compat=args.st_version, tokenizer=tokenizer, quirks=args.quirks, prepare=settings)
+    if getattr(args, "owns_process", False):
+        # The command owns this process: move the loaded and compiled books out of the cyclic
+        # collector's reach, so full collections during a long replay do not re-walk them.
+        gc.freeze()
     return Inputs(lore=lore, books=books, settings=settings, messages=messages, user_name=user_name,
                   char_name=char_name, character=character, timed=timed, seed=args.seed)
 

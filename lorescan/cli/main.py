@@ -36,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Run from the command line (not called with arguments from Python), the command owns the
+    # process: loaded books may then be frozen out of the cyclic collector (see common.load_inputs).
+    args.owns_process = argv is None
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
