@@ -57,41 +57,47 @@ class PassContent:
         self.meter = meter
         self.parts: list[str] = []
         self._length = 0
-        self._words = 0
         counter = meter.counter
-        self._mode = "chars4" if isinstance(counter, Chars4) else "words" if isinstance(counter, Words) else "text"
+        self._mode = ("chars4" if isinstance(counter, Chars4) else "words" if isinstance(counter, Words)
+                      else "lines" if getattr(counter, "additive_at_line_starts", False) else "text")
         self.tokens = 0
         self._safe_tokens = 0      # tokens of the text before the last safe boundary
         self._tail = ""            # text since that boundary
+        self._tail_tokens = 0
+        self._count_line = getattr(counter, "count_line", None) or (lambda line: counter.count(line + "\n"))
 
     def add(self, content: str, *, ignore: bool, base: int) -> bool:
         """Append ``content + "\\n"``; whether the entry fits (always, for ``ignoreBudget``)."""
-        piece = content + "\n"
-        self.parts.append(piece)
-        if self._mode == "chars4":
-            self._length += utf16_len(piece)
-            self.tokens = math.ceil(self._length / 4)
-        elif self._mode == "words":
-            self._words += self.meter.counter.count(piece)
-            self.tokens = self._words
-        elif self._mode == "text" and not getattr(self.meter.counter, "additive_at_line_starts", False):
-            self.tokens = self.meter.counter.count("".join(self.parts))
-        else:
+        self.parts.append(content)
+        mode = self._mode
+        counter = self.meter.counter
+        if mode == "lines":
             # BPE pre-tokens never cross a newline followed by a non-whitespace character, so the
-            # count of the text up to such a boundary is final: count only the tail since then.
-            if self._tail and piece[:1] and not piece[:1].isspace():
-                self._safe_tokens += self.meter.counter.count(self._tail)
-                self._tail = piece
+            # count of the text up to such a boundary is final: count only the tail since then
+            # (one content, usually, whose count is remembered across evaluations).
+            if self._tail and content[:1] and not content[:1].isspace():
+                self._safe_tokens += self._tail_tokens
+                self._tail = content + "\n"
+                self._tail_tokens = self._count_line(content)
             else:
-                self._tail += piece
-            self.tokens = self._safe_tokens + self.meter.counter.count(self._tail)
+                self._tail += content + "\n"
+                self._tail_tokens = counter.count(self._tail)
+            self.tokens = self._safe_tokens + self._tail_tokens
+        elif mode == "chars4":
+            self._length += utf16_len(content) + 1
+            self.tokens = math.ceil(self._length / 4)
+        elif mode == "words":
+            self.tokens += counter.count(content)   # the "\n" adds no word
+        else:
+            self.tokens = counter.count("".join(c + "\n" for c in self.parts))
         total = base + self.tokens
+        meter = self.meter
         if ignore:
-            self.meter.used = max(self.meter.used, total)
+            meter.used = max(meter.used, total)
             return True
-        if total >= self.meter.budget:
+        if total >= meter.budget:
             return False
-        self.meter.used = max(self.meter.used, total)
+        meter.used = max(meter.used, total)
         return True
 
 

@@ -130,6 +130,7 @@ def _desc(entries: list[CompiledEntry]) -> list[CompiledEntry]:
 
 
 _ORDER = attrgetter("order_num")
+_UNSET = object()
 
 
 class Lore:
@@ -395,30 +396,44 @@ class _Evaluation:
                 tr.begin_pass(count, STATE_NAMES[state], buf.current_depth(), self.recursion_level)
             now: list[CompiledEntry] = []
             plain = self.index.plain if tr is None else None
+            records = self.index.plain_records
             visible: dict[float | None, set[int] | frozenset[int]] = {}
+            seen: set[int] | frozenset[int] | None = None    # needles visible at the global depth
             with_rec = state != MIN_ACTIVATIONS
-            sticky, forced = timed.sticky, self.forced
+            sticky, forced, delay, cooldown = timed.sticky, self.forced, timed.delay, timed.cooldown
             excluding = state == RECURSION and bool(s.world_info_recursive)
+            entries = plan.entries
             for i in order:
-                ce = plan.entries[i]
+                ce = entries[i]
                 g = ce.gid
                 if (ce.key if by_key else g) in activated:
                     continue
                 if g in failed and not (c.forced_first and g in forced):
                     continue
-                rec = plain(ce) if plain is not None and g not in sticky and g not in forced else None
-                if rec is not None:
-                    if plain_gate(self, rec, ce, visible, with_rec, excluding):
-                        now.append(ce)
-                    continue
+                if plain is not None and g not in sticky and g not in forced:
+                    rec = records.get(g, _UNSET)
+                    if rec is _UNSET:
+                        rec = plain(ce)
+                    if rec is not None:
+                        if rec.simple:   # plain_gate's commonest case, inline
+                            if g in delay or g in cooldown or (excluding and rec.exclude_recursion):
+                                continue
+                            if seen is None:
+                                seen = visible[None] = buf.visible_set(buf.current_depth(), with_rec)
+                            if not seen.isdisjoint(rec.primary):
+                                now.append(ce)
+                        elif plain_gate(self, rec, ce, visible, with_rec, excluding):
+                            now.append(ce)
+                        continue
                 ok, why = gate(self, ce, state)
                 if tr is not None:
                     tr.gate(ce, ok, why)
                 if ok:
                     now.append(ce)
             forced_first = c.forced_first
-            now.sort(key=lambda ce: (ce.gid not in timed.sticky,
-                                     not (forced_first and ce.gid in self.forced), pos[ce.gid]))
+            if timed.sticky or (forced_first and self.forced):   # else ``now`` is in scan order already
+                now.sort(key=lambda ce: (ce.gid not in timed.sticky,
+                                         not (forced_first and ce.gid in self.forced), pos[ce.gid]))
             scan_tokens = meter.activated_tokens()
             removed = filter_groups(self, now, state, self.draw)
             if tr is not None:

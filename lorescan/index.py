@@ -382,15 +382,16 @@ class BoundIndex:
         self.base = over.base
         self.newline_needles = main.needles.newline or over.newline
         self._hits_cache: dict[str, frozenset[int]] = {}
-        self._plain: dict[int, PlainEntry | None] = {}
+        #: gid -> PlainEntry (or None: the entry needs the full gate), filled by :meth:`plain`
+        self.plain_records: dict[int, PlainEntry | None] = {}
 
     def plain(self, ce: CompiledEntry) -> "PlainEntry | None":
         """The entry's :class:`PlainEntry` record, or ``None`` when it needs the full gate (memoised)."""
         gid = ce.gid
         try:
-            return self._plain[gid]
+            return self.plain_records[gid]
         except KeyError:
-            rec = self._plain[gid] = _plain_record(ce, self.primary.get(gid, ()), self.secondary.get(gid, ()))
+            rec = self.plain_records[gid] = _plain_record(ce, self.primary.get(gid, ()), self.secondary.get(gid, ()))
             return rec
 
     def needle_entries(self, nid: int) -> list[int]:
@@ -426,7 +427,7 @@ class PlainEntry:
     """
 
     __slots__ = ("kind", "primary", "primary_other", "secondary", "secondary_other", "logic",
-                 "exclude_recursion", "depth")
+                 "exclude_recursion", "depth", "simple")
 
     def __init__(self, kind: int, primary: tuple[int, ...] = (), primary_other: tuple[Key, ...] = (),
                  secondary: tuple[int, ...] | None = None, secondary_other: tuple[Key, ...] = (),
@@ -439,6 +440,8 @@ class PlainEntry:
         self.logic = logic
         self.exclude_recursion = exclude_recursion
         self.depth = depth
+        #: keyed, global depth, plain primary keys only, no secondary logic: one set lookup
+        self.simple = kind == KEYED and depth is None and not primary_other and secondary is None
 
 
 NEVER, CONSTANT, KEYED = range(3)

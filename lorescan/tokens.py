@@ -53,6 +53,7 @@ class Cl100k:
         self.additive_at_line_starts = not chat_overhead
         self.name = "cl100k-chat" if chat_overhead else "cl100k"
         self._memo: dict[str, int] = {}     # entry contents recur across evaluations
+        self._lines: dict[str, int] = {}
 
     def count(self, text: str) -> int:
         if not text:
@@ -64,6 +65,16 @@ class Cl100k:
                 self._memo.clear()
             self._memo[text] = n
         return n + 6 if self.chat_overhead else n
+
+    def count_line(self, line: str) -> int:
+        """``count(line + "\\n")``, remembered by ``line`` (an entry's content recurs as it is)."""
+        n = self._lines.get(line)
+        if n is None:
+            n = self.count(line + "\n")
+            if len(self._lines) > 20000:
+                self._lines.clear()
+            self._lines[line] = n
+        return n
 
 
 @lru_cache(maxsize=1)
