@@ -420,8 +420,20 @@ class _Evaluation:
                                 continue
                             if seen is None:
                                 seen = visible[None] = buf.visible_set(buf.current_depth(), with_rec)
-                            if not seen.isdisjoint(rec.primary):
-                                now.append(ce)
+                            if seen.isdisjoint(rec.primary):
+                                continue
+                            sec = rec.secondary
+                            if sec is not None:
+                                logic = rec.logic
+                                if logic == 0 or logic == 2:   # AND ANY / NOT ANY
+                                    if seen.isdisjoint(sec) == (logic == 0):
+                                        continue
+                                elif logic == 1 or logic == 3:   # NOT ALL / AND ALL
+                                    if all(k in seen for k in sec) != (logic == 3):
+                                        continue
+                                else:
+                                    continue
+                            now.append(ce)
                         elif plain_gate(self, rec, ce, visible, with_rec, excluding):
                             now.append(ce)
                         continue

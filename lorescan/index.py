@@ -440,8 +440,8 @@ class PlainEntry:
         self.logic = logic
         self.exclude_recursion = exclude_recursion
         self.depth = depth
-        #: keyed, global depth, plain primary keys only, no secondary logic: one set lookup
-        self.simple = kind == KEYED and depth is None and not primary_other and secondary is None
+        #: keyed, global depth and plain keys only: gated by set lookups (the engine inlines it)
+        self.simple = kind == KEYED and depth is None and not primary_other and not secondary_other
 
 
 NEVER, CONSTANT, KEYED = range(3)
