@@ -130,6 +130,7 @@ def _desc(entries: list[CompiledEntry]) -> list[CompiledEntry]:
 
 
 _ORDER = attrgetter("order_num")
+_IS_SYSTEM = attrgetter("is_system")
 _UNSET = object()
 
 
@@ -245,7 +246,11 @@ class Lore:
                          generation_type, dry_run, authors_note, authors_note_scan, quiet_prompt,
                          persona_description, persona_book, force_activate,
                          rng if rng is not None else _random.Random(), trace)
-        return ev.run([m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m) for m in chat])
+        if isinstance(chat, list) and set(map(type, chat)) <= {ChatMessage}:
+            messages = chat      # read only
+        else:
+            messages = [m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m) for m in chat]
+        return ev.run(messages)
 
 
 class _Evaluation:
@@ -552,20 +557,32 @@ class ScanMessages(Sequence[str]):
         self.chat = chat
         self.include_names = include_names
         self.env = env
-        kept = [i for i, m in enumerate(chat) if not m.is_system]
-        if generation_type == "swipe" and kept:
-            kept.pop()
-        kept.reverse()
-        self.kept = kept
+        present = len(chat) - sum(map(_IS_SYSTEM, chat))
+        self._length = present - 1 if generation_type == "swipe" and present else present
+        # indexes into ``chat`` of the kept messages, newest first, found walking back on demand
+        self.kept: list[int] = []
+        self._back = len(chat) - 1
+        if self._length < present:      # a swipe: the newest message is the one being replaced
+            self._kept_index(0)
+            self.kept.pop()
         self._cache: dict[int, str] = {}
 
     def __len__(self) -> int:
-        return len(self.kept)
+        return self._length
+
+    def _kept_index(self, i: int) -> int:
+        kept, chat = self.kept, self.chat
+        while len(kept) <= i:
+            j = self._back
+            self._back -= 1
+            if not chat[j].is_system:
+                kept.append(j)
+        return kept[i]
 
     def _get(self, i: int) -> str:
         got = self._cache.get(i)
         if got is None:
-            j = self.kept[i]
+            j = self._kept_index(i)
             m = self.chat[j]
             mes = m.mes if isinstance(m.mes, str) else ""
             if j == 0:
@@ -576,9 +593,11 @@ class ScanMessages(Sequence[str]):
 
     def __getitem__(self, i):  # type: ignore[override]
         if isinstance(i, slice):
-            return [self._get(k) for k in range(*i.indices(len(self.kept)))]
+            return [self._get(k) for k in range(*i.indices(self._length))]
         if i < 0:
-            i += len(self.kept)
+            i += self._length
+        if not 0 <= i < self._length:
+            raise IndexError(i)
         return self._get(i)
 
 

@@ -50,7 +50,7 @@ class ScanBuffer:
         self.skip_empty_recursion = skip_empty_recursion
         self._scanned = 0
         self._message_hits: list[frozenset[int]] = []   # per scanned message (0 = newest)
-        self.first_hit: dict[int, int] = {}
+        self._unions: dict[int, frozenset[int]] = {}     # n -> hits of the newest n messages
         self.inject_hits: frozenset[int] = frozenset().union(*(index.hits(t) for t in self.injections)) \
             if self.injections else frozenset()
         self.field_hits = {name: index.hits(text) for name, text in fields.items() if text}
@@ -88,15 +88,10 @@ class ScanBuffer:
     def ensure_scanned(self, depth: float) -> None:
         upto = min(self.chat_length, MAX_SCAN_DEPTH, int(depth) if depth == depth else 0)
         hits = self.index.hits
-        first = self.first_hit
         per_message = self._message_hits
         for i in range(self._scanned, upto):
             text = self.message(i)
-            hs = hits(text) if text else frozenset()
-            per_message.append(hs)
-            for nid in hs:
-                if nid not in first:
-                    first[nid] = i
+            per_message.append(hits(text) if text else frozenset())
         if upto > self._scanned:
             self._scanned = upto
 
@@ -123,11 +118,19 @@ class ScanBuffer:
         return bool(self.recursion)
 
     # -- matching ---------------------------------------------------------------------------
+    def message_hits(self, depth: float) -> frozenset[int]:
+        """Needles in the messages an entry with scan depth ``depth`` (> 0) reads (scanned ones)."""
+        n = min(int(min(depth, MAX_SCAN_DEPTH) // 1), self._scanned)
+        got = self._unions.get(n)
+        if got is None:
+            got = self._unions[n] = frozenset().union(*self._message_hits[:n])
+        return got
+
     def visible(self, nid: int, depth: float, with_recursion: bool, fields: tuple[str, ...]) -> bool:
         """Whether plain needle ``nid`` occurs in the scan text of an entry with ``depth``/``fields``."""
         if not depth > 0:
             return depth != depth and self._visible_beyond_messages(nid, with_recursion, fields)
-        if self.first_hit.get(nid, MAX_SCAN_DEPTH + 1) < min(depth, MAX_SCAN_DEPTH) // 1:
+        if nid in self.message_hits(depth):
             return True
         return self._visible_beyond_messages(nid, with_recursion, fields)
 
@@ -137,8 +140,7 @@ class ScanBuffer:
             if depth != depth:
                 return self.inject_hits | self.recursion_hits if with_recursion else self.inject_hits
             return frozenset()
-        limit = min(depth, MAX_SCAN_DEPTH) // 1
-        found = {nid for nid, i in self.first_hit.items() if i < limit}
+        found = set(self.message_hits(depth))
         found |= self.inject_hits
         if with_recursion:
             found |= self.recursion_hits
@@ -241,8 +243,7 @@ class ScanBuffer:
                 idx: Iterable[int] = range(d)
             else:
                 hs = self._message_hits
-                first = min(self.first_hit.get(n, d) for n in nids)
-                idx = [i for i in range(first, d) if not hs[i].isdisjoint(nids)]
+                idx = [i for i in range(d) if not hs[i].isdisjoint(nids)]
             checks = [(self.message(i) or "", _AFTER_MARK if marked else _ALONE if i == end else _BEFORE_NEWLINE)
                       for i in idx]
         elif not nids:   # no messages: the text still starts with an empty piece
@@ -277,7 +278,7 @@ class ScanBuffer:
         """Entries with a primary needle that occurs anywhere in the scanned pieces."""
         found: set[int] = set(gids)
         ne = self.index.needle_entries
-        for nid in self.first_hit:
+        for nid in self.message_hits(MAX_SCAN_DEPTH):
             found.update(ne(nid))
         for nid in self.inject_hits:
             found.update(ne(nid))

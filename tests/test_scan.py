@@ -155,3 +155,23 @@ def test_recursion_text_hits(key: str, expected: list[str]) -> None:
                            settings=Settings(world_info_include_names=False, world_info_recursive=True))
     assert result.activated_keys() == expected
     assert [a.pass_index for a in result.activated] == [1, 1, 2][:len(expected)]
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(flags=st.lists(st.booleans(), max_size=8), swipe=st.booleans(), names=st.booleans())
+def test_scan_messages_newest_first_without_system_messages(flags: list[bool], swipe: bool, names: bool) -> None:
+    """The lazily built message list equals the whole list built eagerly (what SillyTavern scans)."""
+    from lorescan.engine import ScanMessages
+
+    chat = [ChatMessage(name=f"n{i}", mes=f"m{i}", is_system=system) for i, system in enumerate(flags)]
+    kept = [m for m in chat if not m.is_system]
+    if swipe and kept:
+        kept.pop()
+    want = [f"{m.name}: {m.mes}" if names else m.mes for m in reversed(kept)]
+    got = ScanMessages(chat, "swipe" if swipe else "normal", names, MacroEnv())
+    assert len(got) == len(want)
+    assert [got[i] for i in range(len(got))] == want
+    assert list(got) == want
+    assert got[:2] == want[:2]
+    if want:
+        assert got[-1] == want[-1]
