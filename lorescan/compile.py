@@ -8,6 +8,7 @@ built on first use and cached inside it.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, Iterable
 
@@ -63,7 +64,7 @@ class CompiledEntry:
         "delay_until_recursion", "dur_level", "probability", "use_probability", "group",
         "group_names", "group_override", "group_weight", "scan_depth", "case_sensitive",
         "match_whole_words", "use_group_scoring", "sticky", "cooldown", "delay", "char_names",
-        "char_tags", "char_exclude", "triggers", "ignore_budget", "outlet_name", "match_fields",
+        "char_tags", "char_exclude", "triggers", "ignore_budget", "outlet_name", "match_fields", "bucket",
         "_hash", "_st_hash_source", "_filled",
     )
 
@@ -118,6 +119,7 @@ class CompiledEntry:
         d = entry.__dict__
         t = _truthy
         self.position = d["position"]
+        self.bucket = _bucket(self.position)
         self.depth = d["depth"]
         self.role = d["role"]
         disable = d["disable"]
@@ -167,6 +169,15 @@ _GROUP_SPLIT = re.compile(r",[" + re.escape(_js.JS_WHITESPACE) + r"]*")
 _NO_DECORATORS: list[str] = []
 _NO_GROUPS: list[Any] = []
 _MATCH_FLAGS = frozenset(flag for flag, _ in MATCH_FIELDS)
+
+
+def _bucket(value: Any) -> int | None:
+    """The position number when ``position`` is strictly a number (``"0"`` is never emitted)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if value != value or value in (math.inf, -math.inf):   # NaN or infinite: matches no position
+        return None
+    return int(value) if value == int(value) else None
 
 
 def _truthy(v: Any) -> bool:

@@ -28,13 +28,6 @@ def _strict_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _position(value: Any) -> int | None:
-    """The position number when ``value`` is strictly a number (``"0"`` is never emitted)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return int(value) if value == int(value) else None
-
-
 _ACTIVATION_FIELDS = frozenset(Activation.model_fields)
 _set = object.__setattr__
 
@@ -67,7 +60,7 @@ def emit(ev: "_Evaluation", activated: list[CompiledEntry], meter: BudgetMeter) 
         text = content.get(ce.gid, ce.content)
         if not text:
             continue
-        pos = _position(ce.position)
+        pos = ce.bucket
         if pos == 0:
             before.insert(0, text)
         elif pos == 1:
