@@ -8,12 +8,13 @@ The engine is pure: no I/O, no printing; randomness comes from the caller's rand
 from __future__ import annotations
 
 import gc
-from array import array
-from operator import attrgetter
 import random as _random
+from array import array
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from itertools import compress
+from operator import attrgetter, not_
 from typing import Any, Iterable, Iterator, Protocol, Sequence
 
 from . import _js
@@ -557,32 +558,22 @@ class ScanMessages(Sequence[str]):
         self.chat = chat
         self.include_names = include_names
         self.env = env
-        present = len(chat) - sum(map(_IS_SYSTEM, chat))
-        self._length = present - 1 if generation_type == "swipe" and present else present
-        # indexes into ``chat`` of the kept messages, newest first, found walking back on demand
-        self.kept: list[int] = []
-        self._back = len(chat) - 1
-        if self._length < present:      # a swipe: the newest message is the one being replaced
-            self._kept_index(0)
-            self.kept.pop()
+        # indexes into ``chat`` of the kept messages (built in C: a replay passes long chats)
+        kept = list(compress(range(len(chat)), map(not_, map(_IS_SYSTEM, chat))))
+        if generation_type == "swipe" and kept:
+            kept.pop()
+        kept.reverse()
+        self.kept = kept
+        self._length = len(kept)
         self._cache: dict[int, str] = {}
 
     def __len__(self) -> int:
         return self._length
 
-    def _kept_index(self, i: int) -> int:
-        kept, chat = self.kept, self.chat
-        while len(kept) <= i:
-            j = self._back
-            self._back -= 1
-            if not chat[j].is_system:
-                kept.append(j)
-        return kept[i]
-
     def _get(self, i: int) -> str:
         got = self._cache.get(i)
         if got is None:
-            j = self._kept_index(i)
+            j = self.kept[i]
             m = self.chat[j]
             mes = m.mes if isinstance(m.mes, str) else ""
             if j == 0:

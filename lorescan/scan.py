@@ -44,8 +44,10 @@ class ScanBuffer:
         self.injections = list(injections)
         self.fields = fields
         self.recursion: list[str] = []
-        # per recursion text: its hits, and the contents it joins with "\n" (None if not known)
-        self._recursion_parts: list[tuple[frozenset[int] | set[int], Sequence[str] | None]] = []
+        # per recursion text: its hits, and the contents it joins with "\n" with the hits of each
+        # (None when not known)
+        self._recursion_parts: list[tuple[frozenset[int] | set[int],
+                                          list[tuple[str, frozenset[int]]] | None]] = []
         self.skew = 0
         self.skip_empty_recursion = skip_empty_recursion
         self._scanned = 0
@@ -102,16 +104,16 @@ class ScanBuffer:
             return
         self.recursion.append(text)
         index = self.index
+        parts: list[tuple[str, frozenset[int]]] | None = None
         if lines is not None and not index.newline_needles:
             # no needle holds "\n", and "\n" is a word boundary: the text's hits are its lines' hits
-            found: set[int] | frozenset[int] = set()
-            for line in lines:
-                found |= index.hits(line)   # type: ignore[operator]
+            hits = index.hits
+            parts = [(line, hits(line)) for line in lines]
+            found: set[int] | frozenset[int] = set().union(*(h for _, h in parts))
         else:
             found = index.hits(text)
-            lines = None
         self.recursion_hits |= found
-        self._recursion_parts.append((found, lines))
+        self._recursion_parts.append((found, parts))
         self._text_cache.clear()
 
     def has_recursion(self) -> bool:
@@ -223,7 +225,7 @@ class ScanBuffer:
         d = min(d, self.depth_buffer_length())
         hits = self.index.hits
         # the pieces after the messages: (text, its hits, its lines if it is a recursion text)
-        tail: list[tuple[str, frozenset[int] | set[int], Sequence[str] | None]] = []
+        tail: list[tuple[str, frozenset[int] | set[int], list[tuple[str, frozenset[int]]] | None]] = []
         for f in fields:
             v = self.fields.get(f)
             if v:
@@ -254,8 +256,8 @@ class ScanBuffer:
                 continue
             if marked and lines is not None and len(lines) > 1:
                 # no match crosses a "\n": each recursed content on its own (they recur)
-                checks += [(line, _AFTER_MARK if k == 0 else _ALONE) for k, line in enumerate(lines)
-                           if not nids or not hits(line).isdisjoint(nids)]
+                checks += [(line, _AFTER_MARK if k == 0 else _ALONE) for k, (line, lh) in enumerate(lines)
+                           if not nids or not lh.isdisjoint(nids)]
             else:
                 checks.append((t, _AFTER_MARK if marked else _ALONE if j == end else _BEFORE_NEWLINE))
         memo = self.index.main.piece_memo
