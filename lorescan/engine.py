@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import random as _random
 from array import array
+from bisect import bisect_left
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -395,7 +396,9 @@ class _Evaluation:
                 gids.update(entries_of(nid))
             pos = plan.pos
             if tr is None:
-                order: Iterable[int] = sorted(p for p in map(pos.__getitem__, gids) if p >= 0)
+                order: Iterable[int] = sorted(map(pos.__getitem__, gids))
+                if order and order[0] < 0:           # entries outside this book selection
+                    order = order[bisect_left(order, 0):]
             else:  # a trace explains every entry, so every entry goes through the gates
                 order = range(len(plan.entries))
             if tr is not None:
