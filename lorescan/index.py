@@ -10,9 +10,9 @@ engine's fast path.
 from __future__ import annotations
 
 import re
-from itertools import chain
+from itertools import chain, repeat
 from operator import attrgetter
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import ahocorasick
 
@@ -123,6 +123,42 @@ class _Needles:
             values[needle] = nid if old is None else (old + (nid,) if type(old) is tuple else (old, nid))
         return nid
 
+    def add_keys(self, raws: Iterable[object], mode: tuple[bool, bool]) -> dict[object, KeyItem]:
+        """Each raw key prepared (:func:`_prepare_raw`): keys that are one word, or words and single
+        spaces, become needles in bulk; the rest one by one."""
+        cs, ww = mode
+        pool = raws if isinstance(raws, set) else set(raws)
+        try:
+            words = list(filter(str.isalnum, pool))
+        except TypeError:   # a key that is not a string
+            words = [r for r in pool if type(r) is str and r.isalnum()]
+        rest = pool.difference(words)
+        # words and single spaces: nothing to trim, and never a whole word (they hold a space)
+        phrases = [r for r in rest if type(r) is str and r.replace(" ", "").isalnum()
+                   and r[0] != " " and r[-1] != " "]
+        cache: dict[object, KeyItem] = {raw: _prepare_raw(raw, mode, self) for raw in rest.difference(phrases)}
+        self._add_bulk(words, cs, ww, cache)
+        self._add_bulk(phrases, cs, False, cache)
+        return cache
+
+    def _add_bulk(self, raws: list[str], cs: bool, word: bool, cache: dict[object, KeyItem]) -> None:
+        """``add`` for many needles that hold no newline, with C-level maps."""
+        texts = raws if cs else list(map(str.lower, raws))
+        ids = self.ids.setdefault((cs, word), {})
+        new = [t for t in dict.fromkeys(texts) if t not in ids]
+        start = self.base + len(self.word)
+        fresh = dict(zip(new, range(start, start + len(new))))
+        ids.update(fresh)
+        self.word.extend(repeat(word, len(new)))
+        self.length.extend(map(len, new))
+        self.entries.extend([] for _ in range(len(new)))
+        values = self._values[cs]
+        for text in values.keys() & fresh.keys():   # the same text needed in another mode too
+            old, nid = values[text], fresh.pop(text)
+            values[text] = old + (nid,) if type(old) is tuple else (old, nid)
+        values.update(fresh)
+        cache.update(zip(raws, map(ids.__getitem__, texts)))
+
     def build(self) -> None:
         self._ci = self._automaton(self._values[False])
         self._cs = self._automaton(self._values[True])
@@ -210,6 +246,15 @@ def _prepare_raw(raw: object, mode: tuple[bool, bool], needles: _Needles) -> Key
     return _prepare(raw, raw, mode[0], mode[1], needles)
 
 
+def _items(keys: object, cache: dict[object, KeyItem], mode: tuple[bool, bool],
+           needles: _Needles) -> tuple[KeyItem, ...]:
+    """A key list prepared one key at a time (lists with unhashable or non-string keys)."""
+    if not keys:
+        return ()
+    return tuple(cache[k] if type(k) is str and k in cache else _prepare_raw(k, mode, needles)
+                 for k in keys)  # type: ignore[union-attr]
+
+
 def _modes(ce: CompiledEntry, case_sensitive: bool, whole_words: bool) -> tuple[bool, bool]:
     """The entry's case sensitivity and whole-word matching: its own value ``??`` the setting."""
     ecs, eww = ce.case_sensitive, ce.match_whole_words
@@ -290,57 +335,43 @@ class KeyIndex:
         self._bound: dict[MacroEnv, BoundIndex] = {}
 
     def _add_group(self, group: list[CompiledEntry], mode: tuple[bool, bool]) -> None:
-        """Prepare the keys of entries sharing one (case, word) mode: each distinct raw key once,
-        then every entry's keys by lookup; an entry with a macro key goes to :attr:`macro`."""
+        """Prepare the keys of entries sharing one (case, word) mode: each distinct raw key once
+        (plain words in bulk), then every entry's keys by lookup and each needle's entries listed;
+        an entry with a macro key goes to :attr:`macro`. Built with C-level maps where it can: this
+        runs once per 100k-entry book."""
         needles = self.needles
-        cache: dict[object, KeyItem] = {}
+        klists = list(map(_KEYS, group))
+        slists = list(map(_SECONDARY, group))
         try:
-            distinct = set(chain.from_iterable(filter(None, map(_KEYS, group))))
-            distinct.update(chain.from_iterable(filter(None, map(_SECONDARY, group))))
+            distinct = set(chain.from_iterable(filter(None, klists)))
+            distinct.update(chain.from_iterable(filter(None, slists)))
         except TypeError:   # an unhashable key (never a match): prepared where it is used
-            distinct = {k for ce in group for keys in (ce.keys, ce.keys_secondary) if keys
-                        for k in keys if type(k) is str}
-        for raw in distinct:
-            cache[raw] = _prepare_raw(raw, mode, needles)
-        get = cache.get
-        skip = Key(SKIP, "")
-        lists = needles.entries
-        primary, secondary, always, macro = self.primary, self.secondary, self.always, self.macro
-        for ce in group:
-            keys, sec = ce.keys, ce.keys_secondary
-            if not keys and not sec:
-                continue
-            try:
-                items = tuple(map(cache.__getitem__, keys)) if keys else ()
-                sitems = tuple(map(cache.__getitem__, sec)) if sec else ()
-            except (KeyError, TypeError):
-                items = tuple(get(k, skip) if type(k) is str else _prepare_raw(k, mode, needles)
-                              for k in keys or ())
-                sitems = tuple(get(k, skip) if type(k) is str else _prepare_raw(k, mode, needles)
-                               for k in sec or ())
-            if _MACRO in items or _MACRO in sitems:
-                macro.append(ce)
-                continue
-            gid = ce.gid
-            if keys:
-                primary[gid] = items
-                checked = False
-                for item in items:
-                    if type(item) is int:
-                        lst = lists[item]
-                        if not lst or lst[-1] != gid:
-                            lst.append(gid)
-                    elif item.nids:  # type: ignore[union-attr]
-                        for nid in item.nids:  # type: ignore[union-attr]
-                            lst = lists[nid]
-                            if not lst or lst[-1] != gid:
-                                lst.append(gid)
-                    elif item.kind != SKIP:  # type: ignore[union-attr]
-                        checked = True
-                if checked:
-                    always.append(gid)
-            if sec:
-                secondary[gid] = sitems
+            distinct = {k for keys in chain(klists, slists) if keys for k in keys if type(k) is str}
+        cache = needles.add_keys(distinct, mode)
+        item = cache.__getitem__
+        try:
+            prim = [tuple(map(item, ks)) if ks else () for ks in klists]
+            sec = [tuple(map(item, ks)) if ks else () for ks in slists]
+        except (KeyError, TypeError):   # odd keys: one by one
+            prim = [_items(ks, cache, mode, needles) for ks in klists]
+            sec = [_items(ks, cache, mode, needles) for ks in slists]
+        gids = [ce.gid for ce in group]
+        for i in [i for i, (p, q) in enumerate(zip(prim, sec)) if _MACRO in p or _MACRO in q]:
+            self.macro.append(group[i])
+            prim[i] = sec[i] = ()
+            klists[i] = slists[i] = None
+        self.primary.update((g, p) for g, ks, p in zip(gids, klists, prim) if ks)
+        self.secondary.update((g, q) for g, ks, q in zip(gids, slists, sec) if ks)
+        # each needle lists its entries (an entry may be listed twice: candidates are sets)
+        lists, always = needles.entries, self.always
+        for nid, g in zip(chain.from_iterable(prim), chain.from_iterable(map(repeat, gids, map(len, prim)))):
+            if type(nid) is int:
+                lists[nid].append(g)
+            elif nid.nids:  # type: ignore[union-attr]
+                for n in nid.nids:  # type: ignore[union-attr]
+                    lists[n].append(g)
+            elif nid.kind != SKIP and (not always or always[-1] != g):  # type: ignore[union-attr]
+                always.append(g)   # a key with no needle (regex without literal, blank, "\x01"): every pass
 
     def bind(self, env: MacroEnv) -> "BoundIndex":
         """This index with macro keys substituted for ``env`` (cached per names)."""
