@@ -467,7 +467,7 @@ class _Evaluation:
                     if tr is not None:
                         tr.budget(ce, "skipped: the budget overflowed earlier", meter)
                     continue
-                if not self._roll(ce):
+                if ce.use_probability and not self._roll(ce):
                     failed.add(g)
                     continue
                 content = substitute(ce.content, self.env)

@@ -73,6 +73,8 @@ def substitute(text: str | None, env: MacroEnv) -> str:
     """``substituteParams(text)`` for the macros lorescan knows; ``''`` for empty or missing text."""
     if not text:
         return ""
+    if "<" not in text and "{{" not in text:   # most contents: nothing to substitute
+        return text
     for pat, name in _LEGACY:
         if "<" in text:
             text = pat.sub(lambda _m, n=name: env.value(n), text)
