@@ -8,53 +8,45 @@ key is then tried on every evaluation.
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 _QUANT = re.compile(r"\{\d+(?:,\d*)?\}")
 _LIT_OK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-'\",:;!@#%&=~<>`")
 
 
-def _group_end(source: str, i: int) -> int:
-    """Index of the ``)`` closing the group opened at ``source[i]`` (``len(source)`` if none)."""
-    depth, j, n = 0, i, len(source)
-    while j < n:
-        d = source[j]
-        if d == "\\":
-            j += 2
-            continue
-        if d == "[":
-            j += 1
-            while j < n and source[j] != "]":
-                j += 2 if source[j] == "\\" else 1
-        elif d == "(":
-            depth += 1
-        elif d == ")":
-            depth -= 1
-            if depth == 0:
-                return j
-        j += 1
-    return n
-
-
-def _split_top(source: str) -> list[str] | None:
-    """``source`` split at its top-level ``|`` (None if a group or class is left open)."""
-    parts, depth, start, i, n = [], 0, 0, 0, len(source)
+def _structure(source: str, i: int = 0) -> Iterator[tuple[int, str, int]]:
+    """(index, character, group depth after it) for each character of ``source`` from ``i`` that is
+    not escaped and not inside a class (a class shows as its opening ``[``)."""
+    depth, n = 0, len(source)
     while i < n:
         c = source[i]
         if c == "\\":
             i += 2
             continue
         if c == "[":
-            i += 1
-            while i < n and source[i] != "]":
-                i += 2 if source[i] == "\\" else 1
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
-            parts.append(source[start:i])
-            start = i + 1
+            j = i + 1
+            while j < n and source[j] != "]":
+                j += 2 if source[j] == "\\" else 1
+            yield i, c, depth
+            i = j + 1
+            continue
+        depth += 1 if c == "(" else -1 if c == ")" else 0
+        yield i, c, depth
         i += 1
+
+
+def _group_end(source: str, i: int) -> int:
+    """Index of the ``)`` closing the group opened at ``source[i]`` (``len(source)`` if none)."""
+    return next((j for j, c, depth in _structure(source, i) if c == ")" and depth == 0), len(source))
+
+
+def _split_top(source: str) -> list[str] | None:
+    """``source`` split at its top-level ``|`` (None if a group or class is left open)."""
+    parts, start, depth = [], 0, 0
+    for j, c, depth in _structure(source):
+        if c == "|" and depth == 0:
+            parts.append(source[start:j])
+            start = j + 1
     if depth:
         return None
     return parts + [source[start:]]

@@ -384,6 +384,31 @@ class KeyIndex:
         return bound
 
 
+class _Overlay:
+    """A mapping's ``get`` with some more keys (the macro entries' keys for one pair of names) on
+    top, without copying the mapping (100k entries)."""
+
+    __slots__ = ("base", "own")
+
+    def __init__(self, base: dict[int, tuple[KeyItem, ...]]) -> None:
+        self.base = base
+        self.own: dict[int, tuple[KeyItem, ...]] = {}
+
+    def get(self, key: int, default: object = None) -> object:
+        got = self.own.get(key, _ABSENT)
+        return self.base.get(key, default) if got is _ABSENT else got
+
+    def __getitem__(self, key: int) -> tuple[KeyItem, ...]:
+        got = self.own.get(key, _ABSENT)
+        return self.base[key] if got is _ABSENT else got  # type: ignore[return-value]
+
+    def __setitem__(self, key: int, value: tuple[KeyItem, ...]) -> None:
+        self.own[key] = value
+
+
+_ABSENT = object()
+
+
 class BoundIndex:
     """A :class:`KeyIndex` plus the macro keys of one (user, character): what a scan queries."""
 
@@ -395,19 +420,21 @@ class BoundIndex:
         self.secondary = main.secondary
         self.always = main.always
         if main.macro:
-            self.primary = dict(main.primary)
-            self.secondary = dict(main.secondary)
+            self.primary = _Overlay(main.primary)       # type: ignore[assignment]
+            self.secondary = _Overlay(main.secondary)   # type: ignore[assignment]
             self.always = list(main.always)
+            caches: dict[tuple[bool, bool], dict[str, KeyItem]] = {}   # keys recur across entries
             for ce in main.macro:
                 cs, ww = _modes(ce, main.case_sensitive, main.whole_words)
+                cache = caches.setdefault((cs, ww), {})
                 gid = ce.gid
                 if ce.keys:
-                    items = _prepare_keys(ce.keys, env, cs, ww, over, {})
+                    items = _prepare_keys(ce.keys, env, cs, ww, over, cache)
                     self.primary[gid] = items
                     if _register(items, gid, over):
                         self.always.append(gid)
                 if ce.keys_secondary:
-                    self.secondary[gid] = _prepare_keys(ce.keys_secondary, env, cs, ww, over, {})
+                    self.secondary[gid] = _prepare_keys(ce.keys_secondary, env, cs, ww, over, cache)
         over.build()
         self.over = over if over.word else None
         self.base = over.base
