@@ -469,7 +469,7 @@ class BoundIndex:
             if self.over is not None:
                 self.over.collect(text, lowered, found)
         result = frozenset(found)
-        if len(self._hits_cache) > 50000:
+        if len(self._hits_cache) > 20000:    # messages and recursed contents; about 15 MB at most
             self._hits_cache.clear()
         self._hits_cache[text] = result
         return result

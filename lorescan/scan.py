@@ -268,10 +268,13 @@ class ScanBuffer:
             if got is None:
                 got = rx.test("\x01" + piece if how == _AFTER_MARK else piece + "\n" if how == _BEFORE_NEWLINE
                               else piece)
-                if not rx.timed_out:
-                    if len(memo) > 200_000:
-                        memo.clear()
-                    memo[mk] = got
+                if rx.timed_out:
+                    # as one search of the whole text would: no match, and one timeout's worth of
+                    # time (the pieces left are not tried); not remembered, so tried again next time
+                    return False
+                if len(memo) > 100_000:
+                    memo.clear()
+                memo[mk] = got
             if got:
                 return True
         return False

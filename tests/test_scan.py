@@ -175,3 +175,19 @@ def test_scan_messages_newest_first_without_system_messages(flags: list[bool], s
     assert got[:2] == want[:2]
     if want:
         assert got[-1] == want[-1]
+
+
+def test_a_catastrophic_regex_key_times_out_once_per_evaluation(monkeypatch) -> None:
+    """Searched piece by piece, a regex that times out stops at its first timeout (no match), as
+    one search of the whole text would, instead of paying a timeout per message."""
+    from lorescan import _jsregex
+    from lorescan._jsregex import timeout_count
+
+    monkeypatch.setattr(_jsregex, "REGEX_TIMEOUT_SECONDS", 0.05)
+    lore = lorescan.compile([Lorebook.from_entries("b", [{"uid": 0, "key": ["/(a|aa)+b/"]},
+                                                         {"uid": 1, "key": ["ok"]}])], tokenizer="words")
+    chat = [ChatMessage(name="U", mes="a" * 60 + "!") for _ in range(6)] + [ChatMessage(name="U", mes="ok")]
+    before = timeout_count()
+    result = lore.activate(chat, settings=Settings(world_info_include_names=False, world_info_depth=10))
+    assert result.activated_keys() == ["b.1"]
+    assert timeout_count() == before + 1
