@@ -147,6 +147,7 @@ class Lore:
         self.counter = get_counter(tokenizer)
         self._plans: dict[tuple, _Plan] = {}
         self._indexes: dict[tuple, KeyIndex] = {}
+        self._bound: dict[tuple, BoundIndex] = {}     # per (case/word settings, names)
         with _gc_paused():
             self._compiled = compile_books(self.books)
             self._all = [ce for _, entries in self._compiled for ce in entries]
@@ -210,13 +211,17 @@ class Lore:
     def _index(self, env: MacroEnv, settings: Settings) -> BoundIndex:
         """The key index for the global case/whole-word settings, bound to the names in ``env``."""
         ck = (bool(settings.world_info_case_sensitive), bool(settings.world_info_match_whole_words))
+        bound = self._bound.get((ck, env))
+        if bound is not None:
+            return bound
         index = self._indexes.get(ck)
-        if index is None:
-            with _gc_paused():
-                index = KeyIndex(self._all, ck[0], ck[1])
-            self._indexes[ck] = index
         with _gc_paused():
-            return index.bind(env)
+            if index is None:
+                index = self._indexes[ck] = KeyIndex(self._all, ck[0], ck[1])
+            if len(self._bound) > 16:
+                self._bound.clear()
+            bound = self._bound[(ck, env)] = index.bind(env)
+        return bound
 
     # -- one evaluation ---------------------------------------------------------------------
     def activate(

@@ -332,7 +332,6 @@ class KeyIndex:
         #: (regex key text, piece, how it is searched) -> whether the regex matches that piece
         #: (see ``ScanBuffer.regex_piecewise``); kept across evaluations like hits.
         self.piece_memo: dict[tuple[str, str, int], bool] = {}
-        self._bound: dict[MacroEnv, BoundIndex] = {}
 
     def _add_group(self, group: list[CompiledEntry], mode: tuple[bool, bool]) -> None:
         """Prepare the keys of entries sharing one (case, word) mode: each distinct raw key once
@@ -374,14 +373,9 @@ class KeyIndex:
                 always.append(g)   # a key with no needle (regex without literal, blank, "\x01"): every pass
 
     def bind(self, env: MacroEnv) -> "BoundIndex":
-        """This index with macro keys substituted for ``env`` (cached per names)."""
-        bound = self._bound.get(env)
-        if bound is None:
-            if len(self._bound) > 16:
-                self._bound.clear()
-            bound = BoundIndex(self, env)
-            self._bound[env] = bound
-        return bound
+        """This index with macro keys substituted for ``env`` (the caller keeps it per names: a
+        cache here would make a reference cycle, and a dropped book would wait for the collector)."""
+        return BoundIndex(self, env)
 
 
 class _Overlay:
