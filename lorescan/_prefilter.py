@@ -14,25 +14,20 @@ _QUANT = re.compile(r"\{\d+(?:,\d*)?\}")
 _LIT_OK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-'\",:;!@#%&=~<>`")
 
 
+_RUN = re.compile("[" + re.escape("".join(sorted(_LIT_OK))) + "]+")
+_STRUCTURE = re.compile(r"\\[\s\S]?|\[(?:\\[\s\S]|[^\]\\])*\]?|[()|]")
+
+
 def _structure(source: str, i: int = 0) -> Iterator[tuple[int, str, int]]:
-    """(index, character, group depth after it) for each character of ``source`` from ``i`` that is
-    not escaped and not inside a class (a class shows as its opening ``[``)."""
-    depth, n = 0, len(source)
-    while i < n:
-        c = source[i]
+    """(index, character, group depth after it) for each ``(``, ``)``, ``|`` and class of
+    ``source`` from ``i`` that is not escaped (a class shows as its opening ``[``)."""
+    depth = 0
+    for m in _STRUCTURE.finditer(source, i):
+        c = source[m.start()]
         if c == "\\":
-            i += 2
-            continue
-        if c == "[":
-            j = i + 1
-            while j < n and source[j] != "]":
-                j += 2 if source[j] == "\\" else 1
-            yield i, c, depth
-            i = j + 1
             continue
         depth += 1 if c == "(" else -1 if c == ")" else 0
-        yield i, c, depth
-        i += 1
+        yield m.start(), c, depth
 
 
 def _group_end(source: str, i: int) -> int:
@@ -143,7 +138,12 @@ def required_literals(source: str, flags: str, min_len: int = 3, max_alts: int =
             i += 1
             continue
         if c in _LIT_OK:
-            last, cur = cur, {a + c for a in cur}
+            run = _RUN.match(source, i).group()  # type: ignore[union-attr]
+            if len(run) > 1:   # the run at once; only its last character may be quantified
+                cur = {a + run[:-1] for a in cur}
+            last, cur = cur, {a + run[-1] for a in cur}
+            i += len(run)
+            continue
         else:
             cur, last = close(cur), None
         i += 1

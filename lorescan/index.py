@@ -10,6 +10,7 @@ engine's fast path.
 from __future__ import annotations
 
 import re
+from collections import deque
 from itertools import chain, repeat
 from operator import attrgetter
 from typing import Iterable, Sequence
@@ -170,9 +171,7 @@ class _Needles:
         if not values:
             return None
         auto = ahocorasick.Automaton()
-        add = auto.add_word
-        for needle, value in values.items():
-            add(needle, value)
+        deque(map(auto.add_word, values.keys(), values.values()), maxlen=0)   # every needle, in C
         auto.make_automaton()
         return auto
 
