@@ -65,7 +65,7 @@ class CompiledEntry:
         "group_names", "group_override", "group_weight", "scan_depth", "case_sensitive",
         "match_whole_words", "use_group_scoring", "sticky", "cooldown", "delay", "char_names",
         "char_tags", "char_exclude", "triggers", "ignore_budget", "outlet_name", "match_fields", "bucket",
-        "_hash", "_st_hash_source", "_filled",
+        "_hash", "_filled",
     )
 
     def __init__(self, gid: int, book: Lorebook, entry: Entry) -> None:
@@ -75,12 +75,6 @@ class CompiledEntry:
         self._filled = False
         self.gid = gid
         self.book = book.name
-        extra = entry.__pydantic_extra__
-        world = extra.get("world") if extra else None
-        self.world = world if isinstance(world, str) else book.name
-        uid = d["uid"]
-        self.uid = uid
-        self.key = f"{self.world}.{uid}" if type(uid) is int else f"{self.world}.{_js.js_string(uid)}"
         self.entry = entry
         raw = d["content"]
         if not isinstance(raw, str):
@@ -103,15 +97,27 @@ class CompiledEntry:
         dur = d["delayUntilRecursion"]
         self.delay_until_recursion = _truthy(dur)
         self.dur_level = (1.0 if dur is True else _js.to_number(dur)) if self.delay_until_recursion else 0.0
-        self._hash: int | None = None
-        self._st_hash_source = book.name
 
     def __getattr__(self, name: str) -> Any:
-        """Fill the remaining fields on first use of any of them."""
+        """Fill the remaining fields on first use of any of them (the identity ones on their own:
+        a lookup by ``"<book>.<uid>"`` reads every entry's key, and nothing else)."""
+        if name in _IDENTITY:
+            self._identify()
+            return object.__getattribute__(self, name)
         if name.startswith("__") or self._filled:
             raise AttributeError(name)
         self._fill()
         return object.__getattribute__(self, name)
+
+    def _identify(self) -> None:
+        entry = self.entry
+        extra = entry.__pydantic_extra__
+        world = extra.get("world") if extra else None
+        self.world = world if isinstance(world, str) else self.book
+        uid = entry.__dict__["uid"]
+        self.uid = uid
+        self.key = f"{self.world}.{uid}" if type(uid) is int else f"{self.world}.{_js.js_string(uid)}"
+        self._hash: int | None = None
 
     def _fill(self) -> None:
         self._filled = True
@@ -167,6 +173,7 @@ class CompiledEntry:
 
 _GROUP_SPLIT = re.compile(r",[" + re.escape(_js.JS_WHITESPACE) + r"]*")
 _NO_DECORATORS: list[str] = []
+_IDENTITY = frozenset(("world", "uid", "key", "_hash"))
 _NO_GROUPS: list[Any] = []
 _MATCH_FLAGS = frozenset(flag for flag, _ in MATCH_FIELDS)
 
@@ -210,7 +217,7 @@ def _st_entry_json(ce: CompiledEntry) -> str:
     obj: dict[str, Any] = {}
     if "uid" in data:
         obj["uid"] = data["uid"]
-    obj["world"] = ce._st_hash_source
+    obj["world"] = ce.book          # the book it was loaded from (not a "world" field)
     for k, v in data.items():
         if k != "uid":
             obj[k] = v
