@@ -153,7 +153,7 @@ class Lore:
             self._all = [ce for _, entries in self._compiled for ce in entries]
             self._has_character_books = any(b.scope == "character" for b in self.books)
             if prepare is not None:
-                self._index(MacroEnv(), prepare)
+                self._key_index(prepare)
                 self._plan(int(prepare.world_info_character_strategy), True, None, None)
 
     # -- book selection ---------------------------------------------------------------------
@@ -208,19 +208,26 @@ class Lore:
         self._plans[ck] = plan
         return plan
 
+    def _key_index(self, settings: Settings) -> KeyIndex:
+        """The names-independent key index for the global case/whole-word settings."""
+        ck = (bool(settings.world_info_case_sensitive), bool(settings.world_info_match_whole_words))
+        index = self._indexes.get(ck)
+        if index is None:
+            with _gc_paused():
+                index = self._indexes[ck] = KeyIndex(self._all, ck[0], ck[1])
+        return index
+
     def _index(self, env: MacroEnv, settings: Settings) -> BoundIndex:
-        """The key index for the global case/whole-word settings, bound to the names in ``env``."""
+        """The key index for the global case/whole-word settings, bound to the names in ``env``
+        (keys with macros prepared for them; built on the first evaluation with those names)."""
         ck = (bool(settings.world_info_case_sensitive), bool(settings.world_info_match_whole_words))
         bound = self._bound.get((ck, env))
-        if bound is not None:
-            return bound
-        index = self._indexes.get(ck)
-        with _gc_paused():
-            if index is None:
-                index = self._indexes[ck] = KeyIndex(self._all, ck[0], ck[1])
-            if len(self._bound) > 16:
-                self._bound.clear()
-            bound = self._bound[(ck, env)] = index.bind(env)
+        if bound is None:
+            index = self._key_index(settings)
+            with _gc_paused():
+                if len(self._bound) > 16:
+                    self._bound.clear()
+                bound = self._bound[(ck, env)] = index.bind(env)
         return bound
 
     # -- one evaluation ---------------------------------------------------------------------
@@ -618,7 +625,8 @@ def compile(books: Sequence[Lorebook], *, compat: str | Compat = "1.18",
     ``tokenizer`` counts budget tokens (``cl100k``, ``cl100k-chat``, ``chars4``, ``words`` or an
     object with ``count(text)``); ``quirks=False`` corrects SillyTavern's known bugs. The key
     index and scan order for ``settings`` (default: :class:`Settings` defaults) are built now;
-    other settings build theirs on first use.
+    other settings build theirs on first use, and keys with macros (``{{char}}``, ``<USER>``) are
+    prepared on the first evaluation with a given pair of names.
 
     ``cache=True`` reuses the compiled books when every book was loaded (:func:`lorescan.load`) from
     the same file content as before — for callers that reload the same files. Books edited after
@@ -632,7 +640,7 @@ def compile(books: Sequence[Lorebook], *, compat: str | Compat = "1.18",
         lore = _COMPILED.get(key)
         if lore is not None:
             _COMPILED.move_to_end(key)
-            lore._index(MacroEnv(), prepare)
+            lore._key_index(prepare)
             return lore
     lore = Lore(books, compat=compat, tokenizer=tokenizer, quirks=quirks, prepare=prepare)
     if key is not None:
