@@ -308,7 +308,9 @@ class KeyIndex:
         self.primary: dict[int, list[KeyItem]] = {}
         self.secondary: dict[int, list[KeyItem]] = {}
         self.always: list[int] = []
-        self.macro: list[CompiledEntry] = []
+        #: entries with a key holding a macro: (entry, primary, secondary, mode) with the macro keys
+        #: as ``_MACRO`` placeholders, filled per names by :class:`BoundIndex`
+        self.macro: list[tuple[CompiledEntry, tuple[KeyItem, ...], tuple[KeyItem, ...], tuple[bool, bool]]] = []
         needles = self.needles
         truthy = _js.truthy
         # Entries grouped by their (case, word) mode; most use the global one.
@@ -354,14 +356,16 @@ class KeyIndex:
             prim = [_items(ks, cache, mode, needles) for ks in klists]
             sec = [_items(ks, cache, mode, needles) for ks in slists]
         gids = [ce.gid for ce in group]
-        for i in [i for i, (p, q) in enumerate(zip(prim, sec)) if _MACRO in p or _MACRO in q]:
-            self.macro.append(group[i])
-            prim[i] = sec[i] = ()
+        macro = [i for i, (p, q) in enumerate(zip(prim, sec)) if _MACRO in p or _MACRO in q]
+        for i in macro:
+            self.macro.append((group[i], prim[i], sec[i], mode))
             klists[i] = slists[i] = None
         self.primary.update((g, p) for g, ks, p in zip(gids, klists, prim) if ks)
         self.secondary.update((g, q) for g, ks, q in zip(gids, slists, sec) if ks)
         # each needle lists its entries (an entry may be listed twice: candidates are sets)
         lists, always = needles.entries, self.always
+        for i in macro:   # the keys without a macro are listed like any other (the rest per names)
+            prim[i] = tuple(p for p in prim[i] if p is not _MACRO)
         for nid, g in zip(chain.from_iterable(prim), chain.from_iterable(map(repeat, gids, map(len, prim)))):
             if type(nid) is int:
                 lists[nid].append(g)
@@ -416,18 +420,24 @@ class BoundIndex:
             self.primary = _Overlay(main.primary)       # type: ignore[assignment]
             self.secondary = _Overlay(main.secondary)   # type: ignore[assignment]
             self.always = list(main.always)
+            listed = set(main.always)
             caches: dict[tuple[bool, bool], dict[str, KeyItem]] = {}   # keys recur across entries
-            for ce in main.macro:
-                cs, ww = _modes(ce, main.case_sensitive, main.whole_words)
-                cache = caches.setdefault((cs, ww), {})
+            for ce, prim, sec, mode in main.macro:
+                cache = caches.setdefault(mode, {})
                 gid = ce.gid
                 if ce.keys:
-                    items = _prepare_keys(ce.keys, env, cs, ww, over, cache)
-                    self.primary[gid] = items
-                    if _register(items, gid, over):
+                    # only the macro keys are prepared here; the others are in the main index
+                    fresh = [_prepare_keys([raw], env, mode[0], mode[1], over, cache)[0]
+                             for raw, item in zip(ce.keys, prim) if item is _MACRO]
+                    it = iter(fresh)
+                    self.primary[gid] = tuple(next(it) if item is _MACRO else item for item in prim)
+                    if _register(fresh, gid, over) and gid not in listed:
                         self.always.append(gid)
+                        listed.add(gid)
                 if ce.keys_secondary:
-                    self.secondary[gid] = _prepare_keys(ce.keys_secondary, env, cs, ww, over, cache)
+                    self.secondary[gid] = tuple(
+                        _prepare_keys([raw], env, mode[0], mode[1], over, cache)[0] if item is _MACRO else item
+                        for raw, item in zip(ce.keys_secondary, sec))
         over.build()
         self.over = over if over.word else None
         self.base = over.base

@@ -191,3 +191,24 @@ def test_a_catastrophic_regex_key_times_out_once_per_evaluation(monkeypatch) -> 
     result = lore.activate(chat, settings=Settings(world_info_include_names=False, world_info_depth=10))
     assert result.activated_keys() == ["b.1"]
     assert timeout_count() == before + 1
+
+
+def test_keys_with_macros_are_prepared_per_pair_of_names() -> None:
+    entries = [{"uid": 0, "key": ["{{char}}'s sword", "dragon"], "content": "a"},
+               {"uid": 1, "key": ["/<USER>x+/"], "content": "b"},
+               {"uid": 2, "key": ["ship"], "keysecondary": ["{{user}}"], "selective": True,
+                "selectiveLogic": 0, "content": "c"}]
+    lore = lorescan.compile([Lorebook.from_entries("b", entries)], tokenizer="words")
+    s = Settings(world_info_include_names=False)
+
+    def run(text: str, user: str, char: str) -> list[str]:
+        return lore.activate([ChatMessage(name="U", mes=text)], settings=s, user_name=user,
+                             char_name=char).activated_keys()
+
+    assert run("Ann's sword", "Bo", "Ann") == ["b.0"]
+    assert run("Ann's sword", "Bo", "Cy") == []
+    assert run("a dragon", "Bo", "Cy") == ["b.0"]               # its plain key, whatever the names
+    assert run("Boxxx", "Bo", "Ann") == ["b.1"]
+    assert run("Boxxx", "Di", "Ann") == []
+    assert run("the ship and Di", "Di", "Ann") == ["b.2"]
+    assert run("the ship and Di", "Bo", "Ann") == []
