@@ -14,8 +14,7 @@ from bisect import bisect_left
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from itertools import compress
-from operator import attrgetter, not_
+from operator import attrgetter
 from typing import Any, Iterable, Iterator, Protocol, Sequence
 
 from . import _js
@@ -26,7 +25,7 @@ from .macros import MacroEnv, substitute
 from .model import (ActivationResult, Character, ChatMessage, ForcedActivation, GENERATION_TYPES,
                     Lorebook, Settings, TimedState)
 from .index import BoundIndex, KeyIndex
-from .scan import ScanBuffer
+from .scan import ScanBuffer, ScanMessages
 from .select import INITIAL, MIN_ACTIVATIONS, RECURSION, STATE_NAMES, filter_groups, gate, plain_gate
 from .timed import TimedEffects
 from .tokens import TokenCounter, get_counter
@@ -132,7 +131,6 @@ def _desc(entries: list[CompiledEntry]) -> list[CompiledEntry]:
 
 
 _ORDER = attrgetter("order_num")
-_IS_SYSTEM = attrgetter("is_system")
 _UNSET = object()
 
 
@@ -559,58 +557,6 @@ class _Quirks:
         self.group_field_equality = compat.quirks  # "group already activated" compares whole fields
         self.sticky_cooldown_wipe = compat.quirks  # a sticky member on cooldown is removed from its group
         self.min_depth_overshoot = compat.quirks   # min-activations widening goes one past its maximum
-
-
-class ScanMessages(Sequence[str]):
-    """The chat as ``checkWorldInfo`` receives it, built lazily: newest first, ``"name: mes"``.
-
-    System messages are dropped, a swipe drops the last message, and the first message of the chat
-    gets macro substitution. Only the messages a scan reaches are ever formatted.
-    """
-
-    def __init__(self, chat: Sequence[ChatMessage], generation_type: str, include_names: bool,
-                 env: MacroEnv) -> None:
-        self.chat = chat
-        self.include_names = include_names
-        self.env = env
-        # indexes into ``chat`` of the kept messages (built in C: a replay passes long chats)
-        kept = list(compress(range(len(chat)), map(not_, map(_IS_SYSTEM, chat))))
-        if generation_type == "swipe" and kept:
-            kept.pop()
-        kept.reverse()
-        self.kept = kept
-        self._length = len(kept)
-        self._cache: dict[int, str] = {}
-
-    def __len__(self) -> int:
-        return self._length
-
-    def _get(self, i: int) -> str:
-        got = self._cache.get(i)
-        if got is None:
-            j = self.kept[i]
-            m = self.chat[j]
-            mes = m.mes if isinstance(m.mes, str) else ""
-            if j == 0:
-                mes = substitute(mes, self.env)
-            got = f"{m.name}: {mes}" if self.include_names else mes
-            self._cache[i] = got
-        return got
-
-    def __getitem__(self, i):  # type: ignore[override]
-        if isinstance(i, slice):
-            return [self._get(k) for k in range(*i.indices(self._length))]
-        if i < 0:
-            i += self._length
-        if not 0 <= i < self._length:
-            raise IndexError(i)
-        return self._get(i)
-
-
-def scan_messages(chat: Sequence[ChatMessage], generation_type: str, include_names: bool,
-                  env: MacroEnv) -> list[str]:
-    """The whole chat as ``checkWorldInfo`` receives it (see :class:`ScanMessages`)."""
-    return list(ScanMessages(chat, generation_type, include_names, env))
 
 
 _COMPILED: "OrderedDict[tuple, Lore]" = OrderedDict()

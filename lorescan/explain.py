@@ -13,7 +13,8 @@ from typing import Any, Sequence
 from . import _js
 from ._jsregex import parse_regex_key
 from .compile import CompiledEntry
-from .engine import Lore, scan_messages
+from .engine import Lore
+from .scan import scan_messages
 from .macros import MacroEnv, substitute
 from .model import ActivationResult, ChatMessage, Settings
 from .index import is_word_char

@@ -13,11 +13,15 @@ plain keys that contain ``"\\x01"``, are run on the exact per-entry text.
 
 from __future__ import annotations
 
+from itertools import compress
+from operator import attrgetter, not_
 from typing import Iterable, Sequence
 
 from . import _js
 from ._jsregex import PIECE_MARKED, JsRegex
 from .compile import CompiledEntry
+from .macros import MacroEnv, substitute
+from .model import ChatMessage
 from .index import EMPTY, MARKER, REGEX, SKIP, BoundIndex, Key, KeyItem, match_key_text
 
 MAX_SCAN_DEPTH = 1000
@@ -295,3 +299,58 @@ class ScanBuffer:
             for nid in hs:
                 found.update(ne(nid))
         return found
+
+
+_IS_SYSTEM = attrgetter("is_system")
+
+
+class ScanMessages(Sequence[str]):
+    """The chat as ``checkWorldInfo`` receives it, built lazily: newest first, ``"name: mes"``.
+
+    System messages are dropped, a swipe drops the last message, and the first message of the chat
+    gets macro substitution. Only the messages a scan reaches are ever formatted.
+    """
+
+    def __init__(self, chat: Sequence[ChatMessage], generation_type: str, include_names: bool,
+                 env: MacroEnv) -> None:
+        self.chat = chat
+        self.include_names = include_names
+        self.env = env
+        # indexes into ``chat`` of the kept messages (built in C: a replay passes long chats)
+        kept = list(compress(range(len(chat)), map(not_, map(_IS_SYSTEM, chat))))
+        if generation_type == "swipe" and kept:
+            kept.pop()
+        kept.reverse()
+        self.kept = kept
+        self._length = len(kept)
+        self._cache: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return self._length
+
+    def _get(self, i: int) -> str:
+        got = self._cache.get(i)
+        if got is None:
+            j = self.kept[i]
+            m = self.chat[j]
+            mes = m.mes if isinstance(m.mes, str) else ""
+            if j == 0:
+                mes = substitute(mes, self.env)
+            got = f"{m.name}: {mes}" if self.include_names else mes
+            self._cache[i] = got
+        return got
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self._get(k) for k in range(*i.indices(self._length))]
+        if i < 0:
+            i += self._length
+        if not 0 <= i < self._length:
+            raise IndexError(i)
+        return self._get(i)
+
+
+def scan_messages(chat: Sequence[ChatMessage], generation_type: str, include_names: bool,
+                  env: MacroEnv) -> list[str]:
+    """The whole chat as ``checkWorldInfo`` receives it (see :class:`ScanMessages`)."""
+    return list(ScanMessages(chat, generation_type, include_names, env))

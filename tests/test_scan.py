@@ -161,7 +161,7 @@ def test_recursion_text_hits(key: str, expected: list[str]) -> None:
 @given(flags=st.lists(st.booleans(), max_size=8), swipe=st.booleans(), names=st.booleans())
 def test_scan_messages_newest_first_without_system_messages(flags: list[bool], swipe: bool, names: bool) -> None:
     """The lazily built message list equals the whole list built eagerly (what SillyTavern scans)."""
-    from lorescan.engine import ScanMessages
+    from lorescan.scan import ScanMessages
 
     chat = [ChatMessage(name=f"n{i}", mes=f"m{i}", is_system=system) for i, system in enumerate(flags)]
     kept = [m for m in chat if not m.is_system]
