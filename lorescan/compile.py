@@ -65,6 +65,7 @@ class CompiledEntry:
         "group_names", "group_override", "group_weight", "scan_depth", "case_sensitive",
         "match_whole_words", "use_group_scoring", "sticky", "cooldown", "delay", "char_names",
         "char_tags", "char_exclude", "triggers", "ignore_budget", "outlet_name", "match_fields", "bucket",
+        "timed_kinds",
         "_hash", "_filled",
     )
 
@@ -145,6 +146,7 @@ class CompiledEntry:
         self.use_group_scoring = d["useGroupScoring"]
         self.sticky = d["sticky"]
         self.cooldown = d["cooldown"]
+        self.timed_kinds = tuple(k for k, v in (("sticky", self.sticky), ("cooldown", self.cooldown)) if t(v))
         cf = d["characterFilter"]
         if cf is None:
             self.char_names, self.char_tags, self.char_exclude = _NO_GROUPS, _NO_GROUPS, False

@@ -91,9 +91,7 @@ class TimedEffects:
     def record(self, activated: Sequence[CompiledEntry]) -> None:
         """``setTimedEffects``: start sticky/cooldown for activated entries that have none yet."""
         for ce in activated:
-            for kind in ("sticky", "cooldown"):
-                if not _js.truthy(getattr(ce, kind)):
-                    continue
+            for kind in ce.timed_kinds:   # "sticky" and/or "cooldown", when truthy
                 records: dict[str, TimedEffect] = getattr(self.state, kind)
                 if ce.key not in records:
                     records[ce.key] = self._effect(ce, kind, protected=False)
