@@ -26,7 +26,8 @@ from .model import (ActivationResult, Character, ChatMessage, ForcedActivation, 
                     Lorebook, Settings, TimedState)
 from .index import BoundIndex, KeyIndex
 from .scan import ScanBuffer, ScanMessages
-from .select import INITIAL, MIN_ACTIVATIONS, RECURSION, STATE_NAMES, filter_groups, gate, plain_gate
+from .select import (INITIAL, MIN_ACTIVATIONS, RECURSION, STATE_NAMES, filter_groups, gate, plain_gate,
+                     secondary_ok)
 from .timed import TimedEffects
 from .tokens import TokenCounter, get_counter
 from .trace import Trace
@@ -441,18 +442,8 @@ class _Evaluation:
                                 seen = visible[None] = buf.visible_set(buf.current_depth(), with_rec)
                             if seen.isdisjoint(rec.primary):
                                 continue
-                            sec = rec.secondary
-                            if sec is not None:
-                                logic = rec.logic
-                                if logic == 0 or logic == 2:   # AND ANY / NOT ANY
-                                    if seen.isdisjoint(sec) == (logic == 0):
-                                        continue
-                                elif logic == 1 or logic == 3:   # NOT ALL / AND ALL
-                                    if all(k in seen for k in sec) != (logic == 3):
-                                        continue
-                                else:
-                                    continue
-                            now.append(ce)
+                            if rec.secondary is None or secondary_ok(rec, seen, bool):  # no other keys here
+                                now.append(ce)
                         elif plain_gate(self, rec, ce, visible, with_rec, excluding):
                             now.append(ce)
                         continue

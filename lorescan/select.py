@@ -6,7 +6,7 @@ exactly, so a seeded replay makes the same draws as SillyTavern would.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, AbstractSet, Callable, Sequence
 
 from . import _js
 from .compile import CompiledEntry
@@ -91,16 +91,20 @@ def plain_gate(ev: "_Evaluation", rec: PlainEntry, ce: CompiledEntry, visible: d
     d = buf.current_depth() if depth is None else depth
     if vis.isdisjoint(rec.primary) and not any(buf.key_matches(k, ce, d, with_rec) for k in rec.primary_other):
         return False
-    sec = rec.secondary
-    if sec is None:
+    if rec.secondary is None:
         return True
-    logic = rec.logic
+    return secondary_ok(rec, vis, lambda k: buf.key_matches(k, ce, d, with_rec))
+
+
+def secondary_ok(rec: PlainEntry, seen: AbstractSet[int], matches: Callable[[object], bool]) -> bool:
+    """The selective logic of a :class:`PlainEntry`'s secondary keys: needle ids looked up in
+    ``seen``, the other keys (regex and the like) tried with ``matches`` only when needed."""
+    logic, sec = rec.logic, rec.secondary
     if logic == 0 or logic == 2:   # AND ANY / NOT ANY
-        hit = not vis.isdisjoint(sec) or any(buf.key_matches(k, ce, d, with_rec) for k in rec.secondary_other)
+        hit = not seen.isdisjoint(sec) or any(map(matches, rec.secondary_other))  # type: ignore[arg-type]
         return hit == (logic == 0)
     if logic == 1 or logic == 3:   # NOT ALL / AND ALL
-        every = all(k in vis for k in sec) and all(buf.key_matches(k, ce, d, with_rec)
-                                                    for k in rec.secondary_other)
+        every = all(k in seen for k in sec) and all(map(matches, rec.secondary_other))  # type: ignore[union-attr]
         return every == (logic == 3)
     return False
 
