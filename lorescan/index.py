@@ -232,14 +232,10 @@ _MACRO = -1   # the prepared form of a raw key with a macro (such keys are prepa
 
 
 def _prepare_raw(raw: object, mode: tuple[bool, bool], needles: _Needles) -> KeyItem:
-    """A raw key prepared for the name-independent index, or :data:`_MACRO`."""
+    """A raw key prepared for the name-independent index, or :data:`_MACRO` (plain words and
+    phrases go through :meth:`_Needles.add_keys` in bulk instead)."""
     if type(raw) is not str:
         return _prepare(raw, "", mode[0], mode[1], needles)
-    if raw.isalnum():   # the common key: one word, nothing to trim, no macro, regex or whitespace
-        return needles.add(raw if mode[0] else raw.lower(), mode[0], mode[1])
-    if raw.replace(" ", "").isalnum() and raw[0] != " " and raw[-1] != " ":
-        # words and single spaces: nothing to trim, and never a whole word (it holds whitespace)
-        return needles.add(raw if mode[0] else raw.lower(), mode[0], False)
     if "<" in raw or "{{" in raw:
         return _MACRO
     return _prepare(raw, raw, mode[0], mode[1], needles)
@@ -261,22 +257,13 @@ def _modes(ce: CompiledEntry, case_sensitive: bool, whole_words: bool) -> tuple[
             whole_words if eww is None else _js.truthy(eww))
 
 
-def _prepare_keys(raws: Sequence[object], env: MacroEnv | None, cs: bool, ww: bool, needles: _Needles,
-                  cache: dict[str, KeyItem]) -> tuple[KeyItem, ...]:
-    """A key list prepared (macros substituted for ``env`` when given), reusing ``cache``."""
-    items: list[KeyItem] = []
-    for raw in raws:
-        item = cache.get(raw) if type(raw) is str else None
-        if item is None:
-            if type(raw) is not str:
-                sub = ""
-            else:
-                sub = substitute(raw, env) if env is not None else raw
-            item = _prepare(raw, sub, cs, ww, needles)
-            if type(raw) is str:
-                cache[raw] = item
-        items.append(item)
-    return tuple(items)
+def _prepare_macro(raw: str, env: MacroEnv, mode: tuple[bool, bool], needles: _Needles,
+                   cache: dict[str, KeyItem]) -> KeyItem:
+    """A key with a macro, substituted for ``env`` and prepared (cached by its raw text)."""
+    item = cache.get(raw)
+    if item is None:
+        item = cache[raw] = _prepare(raw, substitute(raw, env), mode[0], mode[1], needles)
+    return item
 
 
 def _register(items: Sequence[KeyItem], gid: int, needles: _Needles) -> bool:
@@ -305,14 +292,13 @@ class KeyIndex:
         self.case_sensitive = case_sensitive
         self.whole_words = whole_words
         self.needles = _Needles()
-        self.primary: dict[int, list[KeyItem]] = {}
-        self.secondary: dict[int, list[KeyItem]] = {}
+        self.primary: dict[int, tuple[KeyItem, ...]] = {}
+        self.secondary: dict[int, tuple[KeyItem, ...]] = {}
         self.always: list[int] = []
         #: entries with a key holding a macro: (entry, primary, secondary, mode) with the macro keys
         #: as ``_MACRO`` placeholders, filled per names by :class:`BoundIndex`
         self.macro: list[tuple[CompiledEntry, tuple[KeyItem, ...], tuple[KeyItem, ...], tuple[bool, bool]]] = []
         needles = self.needles
-        truthy = _js.truthy
         # Entries grouped by their (case, word) mode; most use the global one.
         default = (case_sensitive, whole_words)
         own = [ce for ce in entries if ce.case_sensitive is not None or ce.match_whole_words is not None]
@@ -321,9 +307,7 @@ class KeyIndex:
             mine = {ce.gid for ce in own}
             by_mode[default] = [ce for ce in entries if ce.gid not in mine]
             for ce in own:
-                ecs, eww = ce.case_sensitive, ce.match_whole_words
-                mode = (case_sensitive if ecs is None else truthy(ecs), whole_words if eww is None else truthy(eww))
-                by_mode.setdefault(mode, []).append(ce)
+                by_mode.setdefault(_modes(ce, case_sensitive, whole_words), []).append(ce)
         else:
             by_mode[default] = list(entries)
         for mode, group in by_mode.items():
@@ -427,7 +411,7 @@ class BoundIndex:
                 gid = ce.gid
                 if ce.keys:
                     # only the macro keys are prepared here; the others are in the main index
-                    fresh = [_prepare_keys([raw], env, mode[0], mode[1], over, cache)[0]
+                    fresh = [_prepare_macro(raw, env, mode, over, cache)  # type: ignore[arg-type]
                              for raw, item in zip(ce.keys, prim) if item is _MACRO]
                     it = iter(fresh)
                     self.primary[gid] = tuple(next(it) if item is _MACRO else item for item in prim)
@@ -436,7 +420,7 @@ class BoundIndex:
                         listed.add(gid)
                 if ce.keys_secondary:
                     self.secondary[gid] = tuple(
-                        _prepare_keys([raw], env, mode[0], mode[1], over, cache)[0] if item is _MACRO else item
+                        _prepare_macro(raw, env, mode, over, cache) if item is _MACRO else item  # type: ignore[arg-type]
                         for raw, item in zip(ce.keys_secondary, sec))
         over.build()
         self.over = over if over.word else None
