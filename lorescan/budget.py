@@ -61,10 +61,7 @@ class PassContent:
         self._mode = ("chars4" if isinstance(counter, Chars4) else "words" if isinstance(counter, Words)
                       else "lines" if getattr(counter, "additive_at_line_starts", False) else "text")
         self.tokens = 0
-        self._safe_tokens = 0      # tokens of the text before the last safe boundary
-        self._tail = ""            # text since that boundary
-        self._tail_tokens = 0
-        self._count_line = getattr(counter, "count_line", None) or (lambda line: counter.count(line + "\n"))
+        self._tally = _LineTally(counter)
 
     def add(self, content: str, *, ignore: bool, base: int) -> bool:
         """Append ``content + "\\n"``; whether the entry fits (always, for ``ignoreBudget``)."""
@@ -72,17 +69,7 @@ class PassContent:
         mode = self._mode
         counter = self.meter.counter
         if mode == "lines":
-            # BPE pre-tokens never cross a newline followed by a non-whitespace character, so the
-            # count of the text up to such a boundary is final: count only the tail since then
-            # (one content, usually, whose count is remembered across evaluations).
-            if self._tail and content[:1] and not content[:1].isspace():
-                self._safe_tokens += self._tail_tokens
-                self._tail = content + "\n"
-                self._tail_tokens = self._count_line(content)
-            else:
-                self._tail += content + "\n"
-                self._tail_tokens = counter.count(self._tail)
-            self.tokens = self._safe_tokens + self._tail_tokens
+            self.tokens = self._tally.add(content)
         elif mode == "chars4":
             self._length += utf16_len(content) + 1
             self.tokens = math.ceil(self._length / 4)
@@ -101,16 +88,38 @@ class PassContent:
         return True
 
 
-def count_lines(counter: TokenCounter, lines: list[str]) -> int:
-    """Tokens of ``"".join(line + "\\n" for line in lines)`` for a counter whose counts add up across
-    a "\\n" followed by a non-space character: each run of lines up to such a boundary is counted
-    on its own (so counts of recurring contents are reused), the rest together."""
-    total = 0
-    tail = ""
-    for line in lines or [""]:
-        if tail and line[:1] and not line[:1].isspace():
-            total += counter.count(tail)
-            tail = line + "\n"
+class _LineTally:
+    """The running count of ``line + "\\n"`` pieces for a counter whose counts add up across a "\\n"
+    followed by a non-space character (BPE pre-tokens never cross one): the text up to such a
+    boundary is final, so only the tail since then is counted, usually one line whose count is
+    remembered across evaluations."""
+
+    __slots__ = ("counter", "count_line", "safe", "tail", "tail_tokens")
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.count_line = getattr(counter, "count_line", None) or (lambda line: counter.count(line + "\n"))
+        self.safe = 0
+        self.tail = ""
+        self.tail_tokens = 0
+
+    def add(self, line: str) -> int:
+        """Append ``line + "\\n"``; the tokens of everything so far."""
+        if not self.tail or (line[:1] and not line[:1].isspace()):
+            self.safe += self.tail_tokens
+            self.tail = line + "\n"
+            self.tail_tokens = self.count_line(line)
         else:
-            tail += line + "\n"
-    return total + counter.count(tail)
+            self.tail += line + "\n"
+            self.tail_tokens = self.counter.count(self.tail)
+        return self.safe + self.tail_tokens
+
+
+def count_lines(counter: TokenCounter, lines: list[str]) -> int:
+    """Tokens of ``"".join(line + "\\n" for line in lines)`` (one empty line for none), for a counter
+    whose counts add up at line starts (see :class:`_LineTally`)."""
+    tally = _LineTally(counter)
+    total = 0
+    for line in lines or [""]:
+        total = tally.add(line)
+    return total
