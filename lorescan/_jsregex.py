@@ -75,8 +75,8 @@ def timeout_count() -> int:
 class JsRegex:
     """A compiled JavaScript ``new RegExp(source, flags)``; raises :class:`JsRegexSyntaxError`."""
 
-    __slots__ = ("source", "flags", "py_pattern", "piecewise", "timed_out", "_opts", "_whole", "_tests",
-                 "_utf16")
+    __slots__ = ("source", "flags", "py_pattern", "piecewise", "local", "timed_out", "_opts", "_whole",
+                 "_tests", "_utf16")
 
     def __init__(self, source: str, flags: str = "") -> None:
         if len(set(flags)) != len(flags) or not set(flags) <= set("dgimsuy"):
@@ -89,6 +89,10 @@ class JsRegex:
         #: match, or some atom can consume both "\n" and "\x01" (a match could span the joiner).
         self.piecewise = (0 if tr.reach & CTX or "y" in flags else PIECE_MARKED if not tr.reach & NL
                           else PIECE_NEWLINE if not tr.reach & SOH else 0)
+        #: Whether no atom can consume "\n" or "\x01" either (and nothing looks beyond a match): then
+        #: the regex matches such a text exactly when it matches one of its pieces searched on its
+        #: own, whatever surrounds the piece.
+        self.local = self.piecewise == PIECE_MARKED and not tr.reach & SOH
         self._opts = regex.VERSION0 | (regex.IGNORECASE if "u" in flags and "i" in flags else 0)
         split = len(branches) > 1  # then the whole pattern is compiled when first needed
         try:

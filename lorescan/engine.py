@@ -227,6 +227,7 @@ class Lore:
                 if len(self._bound) > 16:
                     self._bound.clear()
                 bound = self._bound[(ck, env)] = index.bind(env)
+        bound.refresh()
         return bound
 
     # -- one evaluation ---------------------------------------------------------------------

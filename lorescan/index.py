@@ -13,7 +13,7 @@ import re
 from collections import deque
 from itertools import chain, repeat
 from operator import attrgetter
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import ahocorasick
 
@@ -24,6 +24,7 @@ from .compile import CompiledEntry
 from .macros import MacroEnv, substitute
 
 MARKER = "\x01"
+TIMED_OUT = "timed out"   # a piece memo's note: searching this piece timed out
 
 SKIP, PLAIN, EMPTY, REGEX, SLOW = range(5)  # PLAIN keys are bare needle ids
 
@@ -40,7 +41,7 @@ class Key:
     entry's key list so traces can name the raw key.
     """
 
-    __slots__ = ("kind", "text", "_regex", "raw", "cs", "ww", "nids")
+    __slots__ = ("kind", "text", "_regex", "raw", "cs", "ww", "nids", "rid")
 
     def __init__(self, kind: int, raw: str, text: str = "", regex: JsRegex | None = None,
                  cs: bool = False, ww: bool = False, nids: tuple[int, ...] = ()) -> None:
@@ -51,6 +52,7 @@ class Key:
         self.cs = cs
         self.ww = ww
         self.nids = nids        # needles one of which every match contains (a prefilter), or ()
+        self.rid = -1           # a regex key's regex needle (see _Needles.add_regex), or -1
 
     @property
     def regex(self) -> JsRegex | None:
@@ -106,6 +108,15 @@ class _Needles:
         self._values: tuple[dict[str, int | tuple[int, ...]], ...] = ({}, {})   # case-folded, exact
         self._ci: ahocorasick.Automaton | None = None
         self._cs: ahocorasick.Automaton | None = None
+        # Regex needles: a regex key with prefilter needles also gets a needle id, found in a piece
+        # of text when a prefilter needle occurs there and the regex matches the piece. Only for
+        # regexes whose matches never reach beyond a piece (``JsRegex.local``, decided on first use).
+        self._regex_ids: dict[str, int] = {}             # regex key text -> its needle id
+        self.regex_on: dict[int, tuple[int, ...]] = {}   # prefilter needle -> regex needles
+        self.regex_keys: dict[int, Key] = {}             # regex needle -> a key with that text
+        self.regex_live: dict[int, bool] = {}            # regex needle -> whether hits find it
+        self.triggers: frozenset[int] = frozenset()      # the prefilter needles of regex needles
+        self.deaths = 0                                  # regex needles given up (a search timed out)
 
     def add(self, needle: str, cs: bool, word: bool) -> int:
         ids = self.ids.get((cs, word))
@@ -160,11 +171,56 @@ class _Needles:
         values.update(fresh)
         cache.update(zip(raws, map(ids.__getitem__, texts)))
 
+    def add_regex(self, key: Key) -> int:
+        """The regex needle of a regex key with prefilter needles (one per regex text)."""
+        rid = self._regex_ids.get(key.text)
+        if rid is None:
+            rid = self._regex_ids[key.text] = self.base + len(self.word)
+            self.word.append(False)
+            self.length.append(0)
+            self.entries.append([])
+            self.regex_keys[rid] = key
+            for nid in key.nids:
+                self.regex_on[nid] = self.regex_on.get(nid, ()) + (rid,)
+        return rid
+
+    def regex_ready(self, rid: int) -> bool:
+        """Whether hits find regex needle ``rid``: its key is a valid JavaScript regex whose matches
+        stay within one piece of scan text (``JsRegex.local``), and no search of it timed out."""
+        live = self.regex_live.get(rid)
+        if live is None:
+            rx = self.regex_keys[rid].regex
+            live = self.regex_live[rid] = rx is not None and rx.local
+        return live
+
+    def find_regexes(self, text: str, found: set[int], memo: dict[tuple[str, str, int], object]) -> None:
+        """Add to ``found`` (the piece's needles so far) the regex needles that match ``text``.
+
+        A search that times out gives the regex up as a needle (its keys go back to the search of
+        the whole text) and leaves a note in ``memo`` so the piece is not searched again."""
+        rids: set[int] = set()
+        for nid in found & self.triggers:
+            rids.update(self.regex_on[nid])
+        for rid in rids:
+            if not self.regex_ready(rid):
+                continue
+            key = self.regex_keys[rid]
+            rx = key.regex
+            if rx.test(text):  # type: ignore[union-attr]
+                found.add(rid)
+            elif rx.timed_out:  # type: ignore[union-attr]
+                self.regex_live[rid] = False
+                self.deaths += 1
+                for how in range(3):
+                    memo[(key.text, text, how)] = TIMED_OUT
+
     def build(self) -> None:
         self._ci = self._automaton(self._values[False])
         self._cs = self._automaton(self._values[True])
         self._values = ({}, {})
         self.ids = {}                   # only needed while adding
+        self._regex_ids = {}
+        self.triggers = frozenset(self.regex_on)
 
     @staticmethod
     def _automaton(values: dict[str, int | tuple[int, ...]]) -> ahocorasick.Automaton | None:
@@ -217,7 +273,10 @@ def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: _Needles) -> Ke
                 if not all(lit in low for lit in lits):
                     lits = (*lits, low)
                 nids = tuple(needles.add(lit, False, False) for lit in lits)
-            return Key(REGEX, sub, text, cs=cs, ww=ww, nids=nids)
+            key = Key(REGEX, sub, text, cs=cs, ww=ww, nids=nids)
+            if nids:
+                key.rid = needles.add_regex(key)
+            return key
     needle = text if cs else text.lower()
     if not needle:
         return Key(EMPTY, sub, text)
@@ -314,9 +373,9 @@ class KeyIndex:
             self._add_group(group, mode)
         needles.build()
         needles.entries = [tuple(x) for x in needles.entries]   # done growing: tuples are smaller
-        #: (regex key text, piece, how it is searched) -> whether the regex matches that piece
-        #: (see ``ScanBuffer.regex_piecewise``); kept across evaluations like hits.
-        self.piece_memo: dict[tuple[str, str, int], bool] = {}
+        #: (regex key text, piece, how it is searched) -> whether the regex matches that piece, or
+        #: TIMED_OUT (see ``ScanBuffer.regex_piecewise``); kept across evaluations like hits.
+        self.piece_memo: dict[tuple[str, str, int], object] = {}
 
     def _add_group(self, group: list[CompiledEntry], mode: tuple[bool, bool]) -> None:
         """Prepare the keys of entries sharing one (case, word) mode: each distinct raw key once
@@ -429,6 +488,24 @@ class BoundIndex:
         self._hits_cache: dict[str, frozenset[int]] = {}
         #: gid -> PlainEntry (or None: the entry needs the full gate), filled by :meth:`plain`
         self.plain_records: dict[int, PlainEntry | None] = {}
+        self._deaths = self._count_deaths()
+
+    def _count_deaths(self) -> int:
+        return self.main.needles.deaths + (self.over.deaths if self.over is not None else 0)
+
+    def refresh(self) -> None:
+        """Forget the entry records if a regex needle was given up since they were made."""
+        deaths = self._count_deaths()
+        if deaths != self._deaths:
+            self._deaths = deaths
+            self.plain_records.clear()
+
+    def regex_ready(self, key: Key) -> bool:
+        """Whether a regex key is looked up as its regex needle (see :meth:`_Needles.regex_ready`)."""
+        rid = key.rid
+        if rid < 0:
+            return False
+        return (self.main.needles if rid < self.base else self.over).regex_ready(rid)  # type: ignore[union-attr]
 
     def plain(self, ce: CompiledEntry) -> "PlainEntry | None":
         """The entry's :class:`PlainEntry` record, or ``None`` when it needs the full gate (memoised)."""
@@ -436,7 +513,8 @@ class BoundIndex:
         try:
             return self.plain_records[gid]
         except KeyError:
-            rec = self.plain_records[gid] = _plain_record(ce, self.primary.get(gid, ()), self.secondary.get(gid, ()))
+            rec = self.plain_records[gid] = _plain_record(ce, self.primary.get(gid, ()), self.secondary.get(gid, ()),
+                                                          self.regex_ready)
             return rec
 
     def needle_entries(self, nid: int) -> list[int]:
@@ -452,9 +530,15 @@ class BoundIndex:
         found: set[int] = set()
         if text:
             lowered = _js.lower(text)
-            self.main.needles.collect(text, lowered, found)
+            main = self.main.needles
+            main.collect(text, lowered, found)
             if self.over is not None:
                 self.over.collect(text, lowered, found)
+            if main.triggers:
+                main.find_regexes(text, found, self.main.piece_memo)
+            if self.over is not None and self.over.triggers:
+                self.over.find_regexes(text, found, self.main.piece_memo)
+            self.refresh()
         result = frozenset(found)
         if len(self._hits_cache) > 20000:    # messages and recursed contents; about 15 MB at most
             self._hits_cache.clear()
@@ -492,12 +576,14 @@ class PlainEntry:
 NEVER, CONSTANT, KEYED = range(3)
 
 
-def _split(items: Sequence[KeyItem]) -> tuple[tuple[int, ...], tuple[Key, ...]]:
-    return (tuple(k for k in items if type(k) is int),  # type: ignore[misc]
-            tuple(k for k in items if type(k) is not int))  # type: ignore[misc]
+def _split(items: Sequence[KeyItem], ready: Callable[[Key], bool]) -> tuple[tuple[int, ...], tuple[Key, ...]]:
+    """Needle ids (a regex key that is looked up as its regex needle too) and the other keys."""
+    ids = [k if type(k) is int else k.rid for k in items if type(k) is int or ready(k)]  # type: ignore[union-attr, arg-type]
+    return tuple(ids), tuple(k for k in items if type(k) is not int and not ready(k))  # type: ignore[misc, arg-type]
 
 
-def _plain_record(ce: CompiledEntry, primary: Sequence[KeyItem], secondary: Sequence[KeyItem]) -> PlainEntry | None:
+def _plain_record(ce: CompiledEntry, primary: Sequence[KeyItem], secondary: Sequence[KeyItem],
+                  ready: Callable[[Key], bool]) -> PlainEntry | None:
     """A :class:`PlainEntry` unless the entry has a rarer gate (generation triggers, character
     filters, decorators, delay until recursion, extra match fields): those go through ``gate``."""
     if ce.disable:
@@ -510,12 +596,12 @@ def _plain_record(ce: CompiledEntry, primary: Sequence[KeyItem], secondary: Sequ
         return PlainEntry(CONSTANT, exclude_recursion=excl)
     if not isinstance(ce.keys, list) or not ce.keys:
         return PlainEntry(NEVER)
-    ints, others = _split(primary)
+    ints, others = _split(primary, ready)
     sec: tuple[int, ...] | None = None
     sec_others: tuple[Key, ...] = ()
     logic = -1
     if secondary and ce.selective:
-        sec, sec_others = _split(secondary)
+        sec, sec_others = _split(secondary, ready)
         v = ce.selective_logic
         if v is None:
             v = 0

@@ -22,7 +22,7 @@ from ._jsregex import PIECE_MARKED, JsRegex
 from .compile import CompiledEntry
 from .macros import MacroEnv, substitute
 from .model import ChatMessage
-from .index import EMPTY, MARKER, REGEX, SKIP, BoundIndex, Key, KeyItem, match_key_text
+from .index import EMPTY, MARKER, REGEX, SKIP, TIMED_OUT, BoundIndex, Key, KeyItem, match_key_text
 
 MAX_SCAN_DEPTH = 1000
 JOINER = "\n\x01"
@@ -198,6 +198,8 @@ class ScanBuffer:
         if kind == EMPTY:
             return True
         if kind == REGEX:
+            if key.rid >= 0 and self.index.regex_ready(key):  # type: ignore[union-attr]
+                return self.visible(key.rid, depth, with_recursion, ce.match_fields)  # type: ignore[union-attr]
             nids = key.nids
             if nids and not any(self.visible(n, depth, with_recursion, ce.match_fields) for n in nids):
                 return False
@@ -281,6 +283,8 @@ class ScanBuffer:
                 if len(memo) > 100_000:
                     memo.clear()
                 memo[mk] = got
+            elif got is TIMED_OUT:   # noted when the regex needle's search timed out on this piece
+                return False
             if got:
                 return True
         return False

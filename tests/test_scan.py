@@ -70,6 +70,16 @@ def test_piecewise_kind(source: str, flags: str, expected: int) -> None:
     assert JsRegex(source, flags).piecewise == expected
 
 
+@pytest.mark.parametrize("source,flags,expected", [
+    (r"\bdrag(?:on|oness)\b", "i", True), ("abc", "", True), (r"\w+x", "", True), ("a[bc]", "u", True),
+    ("a.*b", "", False), (r"\x01", "", False), (r"a\s", "", False), ("[^a]", "", False), ("x$", "", False),
+    ("x", "y", False),
+])
+def test_local_regexes(source: str, flags: str, expected: bool) -> None:
+    """A regex that can consume neither "\n" nor "\x01" (and has no anchor or lookaround) is local."""
+    assert JsRegex(source, flags).local is expected
+
+
 def _buffer(key: str, messages: list[str], fields: dict[str, str], injections: list[str],
             recursion: list, depth: int) -> tuple[ScanBuffer, object]:
     lore = lorescan.compile([Lorebook.from_entries("b", [{"uid": 0, "key": [key]}])], tokenizer="words")
@@ -139,6 +149,63 @@ def test_regex_piecewise_equals_one_search(atoms, alt, flags, messages, field, i
     fields = {"personaDescription": field} if field else {}
     got, want = _both(f"/{source}/{flags}", messages, fields, injections, recursion, depth, with_recursion)
     assert got == want
+
+
+_LOCAL_ATOMS = ["a", "b", "c", "A", " ", "abc", "ab?c", "bc", r"\w", r"\b", r"\B", "[bc]", "(a)", r"\1",
+                "(?:a|bc)", r"[^\n\x01a]", r"\s", "."]
+
+
+@hsettings(max_examples=400, deadline=None,
+           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(
+    atoms=st.lists(st.tuples(st.sampled_from(_LOCAL_ATOMS), st.sampled_from(_QUANT)), min_size=1, max_size=5),
+    alt=st.booleans(), flags=st.sampled_from(["", "i", "u", "iu"]),
+    messages=st.lists(st.text("abcA \n\x01", max_size=6), max_size=4),
+    field=st.text("abc \n\x01", max_size=4), injections=st.lists(st.text("abc\n ", max_size=4), max_size=2),
+    recursion=st.lists(st.one_of(st.text("abc\n\x01 ", max_size=5),
+                                 st.lists(st.text("abc\n\x01 ", max_size=4), max_size=3)), max_size=2),
+    depth=st.integers(1, 5), with_recursion=st.booleans(),
+)
+def test_regex_needle_equals_one_search(atoms, alt, flags, messages, field, injections, recursion,
+                                        depth, with_recursion) -> None:
+    """A local regex key with a prefilter is looked up as a needle of its own, found piece by piece
+    by the scan: the answer is the one search of the whole text gives."""
+    source = "".join(a + q for a, q in atoms) + ("|abc" if alt else "")
+    try:
+        JsRegex(source, flags)
+    except JsRegexSyntaxError:
+        assume(False)
+    fields = {"personaDescription": field} if field else {}
+    buf, k = _buffer(f"/{source}/{flags}", messages, fields, injections, recursion, depth)
+    assume(k.rid >= 0 and buf.index.regex_ready(k))
+    buf.ensure_scanned(depth)
+    names = tuple(fields)
+    want = k.regex.test(buf.text(depth, with_recursion, names))
+    assert buf.visible(k.rid, depth, with_recursion, names) == want
+
+
+def test_a_regex_needle_that_times_out_is_given_up(monkeypatch) -> None:
+    """A regex needle whose search times out on a piece is given up: its keys go back to the search
+    of the whole text, which takes the timeout as no match without searching that piece again."""
+    from lorescan import _jsregex
+    from lorescan._jsregex import timeout_count
+
+    monkeypatch.setattr(_jsregex, "REGEX_TIMEOUT_SECONDS", 0.05)
+    lore = lorescan.compile([Lorebook.from_entries("b", [{"uid": 0, "key": ["/xy(a|aa)+b/"]},
+                                                         {"uid": 1, "key": ["ok"]}])], tokenizer="words")
+    s = Settings(world_info_include_names=False, world_info_depth=10)
+    bad = [ChatMessage(name="U", mes="xy" + "a" * 60 + "!") for _ in range(3)] + [ChatMessage(name="U", mes="ok")]
+    index = lore._index(MacroEnv(), s)
+    key = index.primary[0][0]
+    assert key.rid >= 0 and index.regex_ready(key)
+    before = timeout_count()
+    assert lore.activate(bad, settings=s).activated_keys() == ["b.1"]
+    assert timeout_count() == before + 1
+    assert not index.regex_ready(key)
+    assert lore.activate(bad, settings=s).activated_keys() == ["b.1"]
+    assert timeout_count() == before + 1          # the piece is not searched again
+    # a newer message that matches is searched before the piece that timed out
+    assert lore.activate(bad + [ChatMessage(name="U", mes="xyaab")], settings=s).activated_keys() == ["b.0", "b.1"]
 
 
 @pytest.mark.parametrize("key,expected", [
