@@ -63,7 +63,7 @@ class PassContent:
         self.tokens = 0
         self._tally = _LineTally(counter)
 
-    def add(self, content: str, *, ignore: bool, base: int) -> bool:
+    def add(self, content: str, ignore: bool, base: int) -> bool:
         """Append ``content + "\\n"``; whether the entry fits (always, for ``ignoreBudget``)."""
         self.parts.append(content)
         mode = self._mode

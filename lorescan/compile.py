@@ -65,7 +65,7 @@ class CompiledEntry:
         "group_names", "group_override", "group_weight", "scan_depth", "case_sensitive",
         "match_whole_words", "use_group_scoring", "sticky", "cooldown", "delay", "char_names",
         "char_tags", "char_exclude", "triggers", "ignore_budget", "outlet_name", "match_fields", "bucket",
-        "timed_kinds",
+        "timed_kinds", "rolls", "macros",
         "_hash", "_filled",
     )
 
@@ -135,8 +135,13 @@ class CompiledEntry:
         self.selective_logic = d["selectiveLogic"]
         self.exclude_recursion = t(d["excludeRecursion"])
         self.prevent_recursion = t(d["preventRecursion"])
-        self.probability = d["probability"]
+        p = self.probability = d["probability"]
         self.use_probability = t(d["useProbability"])
+        #: whether activating it draws a probability roll (not at exactly 100, nor when sticky)
+        self.rolls = self.use_probability and not (isinstance(p, (int, float)) and not isinstance(p, bool)
+                                                   and p == 100)
+        #: whether its content may hold a macro (else substitution leaves it as it is)
+        self.macros = "<" in self.content or "{{" in self.content
         grp = d["group"]
         self.group = grp
         self.group_names = _split_groups(grp) if grp and isinstance(grp, str) else _NO_GROUPS

@@ -7,6 +7,7 @@ reverse activation order. Outlets (1.18) are the exception: they append, so they
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from .budget import BudgetMeter
@@ -17,32 +18,21 @@ if TYPE_CHECKING:
     from .engine import _Evaluation
 
 
-def _strict_equal(a: Any, b: Any) -> bool:
-    """JavaScript ``===`` between two JSON scalars."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if a is None or b is None:
-        return a is b
-    return type(a) is type(b) and a == b
+def _strict_key(value: Any) -> Any:
+    """A key equal for two JSON scalars exactly when JavaScript's ``===`` holds between them
+    (numbers by value, other types by type and value; NaN equals nothing, not even itself)."""
+    if type(value) is int or type(value) is float:
+        return value if value == value else object()
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value) if value == value else object()
+    if value is None or isinstance(value, (str, bool)):
+        return (type(value), value)
+    return object()   # an object: === only to itself, and each entry has its own
 
 
 _ACTIVATION_FIELDS = frozenset(Activation.model_fields)
+_ORDER = attrgetter("order_num")
 _set = object.__setattr__
-
-
-def _activation(book: str, uid: Any, key: str, position: Any, order: Any, content: str,
-                pass_index: int) -> Activation:
-    """``Activation.model_construct(...)`` with every field given, without its per-field loop
-    (what ``model_construct`` stores for such a call; a test pins the two as equal)."""
-    a = Activation.__new__(Activation)
-    _set(a, "__dict__", {"book": book, "uid": uid, "key": key, "position": position, "order": order,
-                         "content": content, "pass_index": pass_index})
-    _set(a, "__pydantic_fields_set__", set(_ACTIVATION_FIELDS))
-    _set(a, "__pydantic_extra__", None)
-    _set(a, "__pydantic_private__", None)
-    return a
 
 
 def emit(ev: "_Evaluation", activated: list[CompiledEntry], meter: BudgetMeter) -> ActivationResult:
@@ -56,7 +46,8 @@ def emit(ev: "_Evaluation", activated: list[CompiledEntry], meter: BudgetMeter) 
     depth: list[dict[str, Any]] = []
     outlets: dict[str, list[str]] = {}
     with_outlets = ev.compat.v118_features
-    for ce in sorted(activated, key=lambda x: -x.order_num):
+    groups: dict[Any, dict[str, Any]] = {}    # depth entries by (depth, role), for JavaScript's ===
+    for ce in sorted(activated, key=_ORDER, reverse=True):   # stable: equal orders keep their order
         text = content.get(ce.gid, ce.content)
         if not text:
             continue
@@ -76,21 +67,32 @@ def emit(ev: "_Evaluation", activated: list[CompiledEntry], meter: BudgetMeter) 
         elif pos == 4:
             want_depth = ce.depth if ce.depth is not None else 4
             want_role = ce.role if ce.role is not None else 0
-            for group in depth:
-                if _strict_equal(group["depth"], want_depth) and _strict_equal(group["role"], want_role):
-                    group["entries"].insert(0, text)
-                    break
-            else:
-                depth.append({"depth": ce.depth, "role": want_role, "entries": [text]})
+            group = groups.get((_strict_key(want_depth), _strict_key(want_role)))
+            if group is not None:
+                group["entries"].insert(0, text)
+            else:   # SillyTavern keeps the entry's own depth, which may be unset (no later entry matches it)
+                group = {"depth": ce.depth, "role": want_role, "entries": [text]}
+                depth.append(group)
+                groups.setdefault((_strict_key(ce.depth), _strict_key(want_role)), group)
         elif pos == 7 and with_outlets:
             if ce.outlet_name:
                 outlets.setdefault(ce.outlet_name, []).append(text)
     pass_of = getattr(ev, "pass_of", {})
     # Built without re-validation: every value below comes from the engine with the right type.
+    new, fields = Activation.__new__, _ACTIVATION_FIELDS
+    acts = []
+    for ce in activated:    # what model_construct stores, without its per-field loop (a test pins it)
+        g = ce.gid
+        a = new(Activation)
+        _set(a, "__dict__", {"book": ce.world, "uid": ce.uid, "key": ce.key, "position": ce.position,
+                             "order": ce.order, "content": content.get(g, ce.content),
+                             "pass_index": pass_of.get(g, 0)})
+        _set(a, "__pydantic_fields_set__", set(fields))
+        _set(a, "__pydantic_extra__", None)
+        _set(a, "__pydantic_private__", None)
+        acts.append(a)
     return ActivationResult.model_construct(
-        activated=[_activation(ce.world, ce.uid, ce.key, ce.position, ce.order, content.get(ce.gid, ce.content),
-                               pass_of.get(ce.gid, 0))
-                   for ce in activated],
+        activated=acts,
         before="\n".join(before),
         after="\n".join(after),
         an_top=an_top,

@@ -385,8 +385,9 @@ class _Evaluation:
         activated: dict[int | str, CompiledEntry] = {}
         by_key = c.activation_by_key
         failed: set[int] = set()
-        self.content: dict[int, str] = {}
-        self.pass_of: dict[int, int] = {}
+        contents: dict[int, str] = {}
+        pass_of: dict[int, int] = {}
+        self.content, self.pass_of = contents, pass_of
         static = None
         tr = self.trace
         timed = self.timed
@@ -463,19 +464,19 @@ class _Evaluation:
                 for key, why in removed:
                     tr.group_removed(key, why)
             new_text = meter.new_pass()
+            add, env, skip = new_text.add, self.env, c.budget_skip
             for ce in now:
                 g = ce.gid
-                if meter.overflowed and c.budget_skip and not ce.ignore_budget:
+                if meter.overflowed and skip and not ce.ignore_budget:
                     if tr is not None:
                         tr.budget(ce, "skipped: the budget overflowed earlier", meter)
                     continue
-                if ce.use_probability and not self._roll(ce):
+                if ce.rolls and not self._roll(ce):
                     failed.add(g)
                     continue
-                content = substitute(ce.content, self.env)
-                self.content[g] = content
-                fits = new_text.add(content, ignore=c.budget_skip and ce.ignore_budget, base=scan_tokens)
-                if not fits:
+                content = substitute(ce.content, env) if ce.macros else ce.content
+                contents[g] = content
+                if not add(content, skip and ce.ignore_budget, scan_tokens):
                     meter.overflowed = True
                     meter.overflow_entry = meter.overflow_entry or ce.key
                     if tr is not None:
@@ -486,10 +487,11 @@ class _Evaluation:
                 if tr is not None:
                     tr.budget(ce, "fits", meter, new_text)
                 activated[ce.key if by_key else g] = ce
-                self.pass_of[g] = count
+                pass_of[g] = count
+                if ce.group_names:
+                    self.activated_group_names.update(ce.group_names)
                 if isinstance(ce.group, str):
                     self.activated_group_fields.add(ce.group)
-                self.activated_group_names.update(ce.group_names)
                 if tr is not None:
                     tr.activated(ce, count)
             successful = [ce for ce in now if ce.gid not in failed]
@@ -516,7 +518,7 @@ class _Evaluation:
                 self.recursion_level = levels.pop(0)
             state = nxt
             if state:
-                lines = [self.content.get(ce.gid, ce.content) for ce in for_rec]
+                lines = [contents.get(ce.gid, ce.content) for ce in for_rec]
                 text = "\n".join(lines)
                 if text or not c.skip_empty_recursion:
                     buf.add_recursion(text, lines)
@@ -527,11 +529,9 @@ class _Evaluation:
 
     def _roll(self, ce: CompiledEntry) -> bool:
         """``verifyProbability``: no roll at 100 % or for sticky entries; ``roll <= probability``."""
+        if not ce.rolls or ce.gid in self.timed.sticky:
+            return True
         p = ce.probability
-        if not ce.use_probability or (isinstance(p, (int, float)) and not isinstance(p, bool) and p == 100):
-            return True
-        if ce.gid in self.timed.sticky:
-            return True
         roll = self.draw() * 100
         ok = roll <= (_js.to_number(p) if p is not None else 0.0)
         if self.trace is not None:

@@ -95,19 +95,23 @@ def test_compile_cache_reuses_books_loaded_from_the_same_content(tmp_path) -> No
 
 def test_emitted_activations_equal_pydantic_construction() -> None:
     """emit builds Activation without model_construct's field loop; the objects must be the same."""
-    from lorescan.emit import _activation
     from lorescan.model import Activation
 
-    fast = _activation("b", 7, "b.7", 4, 100, "text", 2)
-    slow = Activation.model_construct(book="b", uid=7, key="b.7", position=4, order=100, content="text",
-                                      pass_index=2)
-    assert fast == slow
-    assert fast.model_fields_set == slow.model_fields_set == set(Activation.model_fields)
-    assert fast.model_dump() == slow.model_dump()
-    assert fast.__pydantic_extra__ is slow.__pydantic_extra__
-    assert fast.__pydantic_private__ is slow.__pydantic_private__
-    fast.model_fields_set.add("x")                         # each object owns its set
-    assert _activation("b", 1, "b.1", 0, 0, "", 0).model_fields_set == set(Activation.model_fields)
+    lore = lorescan.compile([Lorebook.from_entries("b", [{"uid": 7, "key": ["a"], "content": "text", "position": 4},
+                                                         {"uid": "x", "key": ["a"], "content": ""}])])
+    fast = lore.activate([ChatMessage(name="U", mes="a")]).activated
+    assert [a.key for a in fast] == ["b.7", "b.x"]
+    for a in fast:
+        slow = Activation.model_construct(**a.__dict__)
+        assert a == slow
+        assert a.model_fields_set == slow.model_fields_set == set(Activation.model_fields)
+        assert a.model_dump() == slow.model_dump()
+        assert a.__pydantic_extra__ is slow.__pydantic_extra__
+        assert a.__pydantic_private__ is slow.__pydantic_private__
+    assert fast[0].model_dump() == {"book": "b", "uid": 7, "key": "b.7", "position": 4, "order": 100,
+                                    "content": "text", "pass_index": 1}
+    fast[0].model_fields_set.add("x")                         # each object owns its set
+    assert fast[1].model_fields_set == set(Activation.model_fields)
 
 
 def test_a_dropped_book_is_freed_without_the_garbage_collector() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings as hsettings, strategies as st
 
 import lorescan
 from lorescan import Character, ChatMessage, Lorebook, Settings, TimedState
@@ -371,3 +372,41 @@ def test_duplicate_book_uid_activations_by_version() -> None:
     assert r.activated_keys() == ["B.1", "B.1"] and r.before == "two\none"
     r = run(dup, ["a"], version="1.18")                 # a Map by "<book>.<uid>": the second replaces
     assert r.activated_keys() == ["B.1"] and r.before == "two"
+
+
+def _js_strict_equal(a: Any, b: Any) -> bool:
+    """JavaScript ``===`` between two JSON scalars (the reference for the depth groups below)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if a is None or b is None:
+        return a is b
+    return type(a) is type(b) and a == b
+
+
+_DEPTH_VALUES = [0, 4, 4.0, 2, -0.0, float("nan"), None, True, False, "4", "", 1]
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_DEPTH_VALUES), st.sampled_from(_DEPTH_VALUES),
+                          st.integers(0, 3)), max_size=8))
+def test_depth_groups_follow_strict_equality(specs) -> None:
+    """Entries at a depth join the first group whose depth and role are ``===`` to theirs (``?? 4``
+    and ``?? 0``); a new group keeps the entry's own depth, so an unset one is never joined."""
+    entries = [e(i, constant=True, position=4, depth=d, role=r, order=o, content=f"c{i}")
+               for i, (d, r, o) in enumerate(specs)]
+    got = run(entries, ["x"], version="1.18").depth
+    want: list[dict[str, Any]] = []
+    order = sorted(range(len(specs)), key=lambda i: -specs[i][2])
+    for i in order:
+        d, r, _ = specs[i]
+        wd, wr = (4 if d is None else d), (0 if r is None else r)
+        for g in want:
+            if _js_strict_equal(g["depth"], wd) and _js_strict_equal(g["role"], wr):
+                g["entries"].insert(0, f"c{i}")
+                break
+        else:
+            want.append({"depth": d, "role": wr, "entries": [f"c{i}"]})
+    assert [g.entries for g in got] == [g["entries"] for g in want]
+    assert [(repr(g.depth), repr(g.role)) for g in got] == [(repr(g["depth"]), repr(g["role"])) for g in want]
