@@ -385,6 +385,7 @@ class _Evaluation:
         activated: dict[int | str, CompiledEntry] = {}
         by_key = c.activation_by_key
         failed: set[int] = set()
+        done: set[int] = set()      # the activated entries
         contents: dict[int, str] = {}
         pass_of: dict[int, int] = {}
         self.content, self.pass_of = contents, pass_of
@@ -408,7 +409,17 @@ class _Evaluation:
             for nid in buf.recursion_hits:
                 gids.update(entries_of(nid))
             pos = plan.pos
+            sticky, forced, delay, cooldown = timed.sticky, self.forced, timed.delay, timed.cooldown
             if tr is None:
+                # left out before sorting: entries the gate rejects whatever their keys (activated,
+                # failed a roll unless forced ones re-roll, delayed, on cooldown and not sticky)
+                gids -= done
+                if failed:
+                    gids -= failed - forced if c.forced_first else failed
+                if delay:
+                    gids -= delay
+                if cooldown:
+                    gids -= cooldown - sticky
                 order: Iterable[int] = sorted(map(pos.__getitem__, gids))
                 if order and order[0] < 0:           # entries outside this book selection
                     order = order[bisect_left(order, 0):]
@@ -419,10 +430,11 @@ class _Evaluation:
             now: list[CompiledEntry] = []
             plain = self.index.plain if tr is None else None
             records = self.index.plain_records
-            visible: dict[float | None, set[int] | frozenset[int]] = {}
-            seen: set[int] | frozenset[int] | None = None    # needles visible at the global depth
             with_rec = state != MIN_ACTIVATIONS
-            sticky, forced, delay, cooldown = timed.sticky, self.forced, timed.delay, timed.cooldown
+            # needles visible at the global depth (per depth: plain_gate adds the others)
+            seen = buf.visible_set(buf.current_depth(), with_rec)
+            visible: dict[float | None, set[int] | frozenset[int]] = {None: seen}
+            special = sticky | forced if forced else sticky     # these take the full gate
             excluding = state == RECURSION and bool(s.world_info_recursive)
             entries = plan.entries
             for i in order:
@@ -430,25 +442,21 @@ class _Evaluation:
                 g = ce.gid
                 if (ce.key if by_key else g) in activated:
                     continue
-                if g in failed and not (c.forced_first and g in forced):
-                    continue
-                if plain is not None and g not in sticky and g not in forced:
+                if plain is not None and g not in special:
                     rec = records.get(g, _UNSET)
                     if rec is _UNSET:
                         rec = plain(ce)
                     if rec is not None:
-                        if rec.simple:   # plain_gate's commonest case, inline
-                            if g in delay or g in cooldown or (excluding and rec.exclude_recursion):
-                                continue
-                            if seen is None:
-                                seen = visible[None] = buf.visible_set(buf.current_depth(), with_rec)
-                            if seen.isdisjoint(rec.primary):
+                        if rec.simple:   # plain_gate's commonest case, inline (delay and cooldown: above)
+                            if (excluding and rec.exclude_recursion) or seen.isdisjoint(rec.primary):
                                 continue
                             if rec.secondary is None or secondary_ok(rec, seen, bool):  # no other keys here
                                 now.append(ce)
                         elif plain_gate(self, rec, ce, visible, with_rec, excluding):
                             now.append(ce)
                         continue
+                if g in failed and not (c.forced_first and g in forced):
+                    continue
                 ok, why = gate(self, ce, state)
                 if tr is not None:
                     tr.gate(ce, ok, why)
@@ -487,6 +495,7 @@ class _Evaluation:
                 if tr is not None:
                     tr.budget(ce, "fits", meter, new_text)
                 activated[ce.key if by_key else g] = ce
+                done.add(g)
                 pass_of[g] = count
                 if ce.group_names:
                     self.activated_group_names.update(ce.group_names)

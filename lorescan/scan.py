@@ -148,10 +148,11 @@ class ScanBuffer:
             if depth != depth:
                 return self.inject_hits | self.recursion_hits if with_recursion else self.inject_hits
             return frozenset()
-        found = set(self.message_hits(depth))
-        found |= self.inject_hits
-        if with_recursion:
-            found |= self.recursion_hits
+        found = self.message_hits(depth)
+        if self.inject_hits:
+            found = found | self.inject_hits
+        if with_recursion and self.recursion_hits:
+            found = found | self.recursion_hits
         return found
 
     def _visible_beyond_messages(self, nid: int, with_recursion: bool, fields: tuple[str, ...]) -> bool:
