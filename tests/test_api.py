@@ -114,6 +114,30 @@ def test_emitted_activations_equal_pydantic_construction() -> None:
     assert fast[1].model_fields_set == set(Activation.model_fields)
 
 
+def test_emitted_results_equal_pydantic_construction() -> None:
+    """The result, its depth groups and example entries are built like ``model_construct`` too."""
+    from lorescan.emit import _construct
+    from lorescan.model import ActivationResult, DepthGroup, ExampleEntry
+
+    entries = [{"uid": 0, "key": ["a"], "content": "d", "position": 4, "depth": 2, "role": 1},
+               {"uid": 1, "key": ["a"], "content": "e", "position": 5}]
+    result = lorescan.compile([Lorebook.from_entries("b", entries)]).activate([ChatMessage(name="U", mes="a")])
+    assert [g.model_dump() for g in result.depth] == [{"depth": 2, "role": 1, "entries": ["d"]}]
+    assert [x.model_dump() for x in result.em] == [{"position": "before", "content": "e"}]
+    for model in [result, *result.depth, *result.em]:
+        cls = type(model)
+        assert cls.model_config.get("extra") in (None, "ignore")    # what _construct assumes
+        assert list(model.__dict__) == list(cls.model_fields)       # every field, in order
+        slow = cls.model_construct(**model.__dict__)
+        assert model == slow
+        assert model.model_fields_set == slow.model_fields_set
+        assert model.__pydantic_extra__ is slow.__pydantic_extra__
+        assert model.__pydantic_private__ is slow.__pydantic_private__
+    assert {ActivationResult, DepthGroup, ExampleEntry} == {type(m) for m in [result, *result.depth, *result.em]}
+    assert _construct(DepthGroup, {"depth": 1, "role": 0, "entries": []}) == \
+        DepthGroup.model_construct(depth=1, role=0, entries=[])
+
+
 def test_a_dropped_book_is_freed_without_the_garbage_collector() -> None:
     """No reference cycles inside a compiled book: a 100k-entry book dropped by a frontend is freed
     at once by reference counting, not on Python's next full collection."""
