@@ -30,7 +30,11 @@ def _strict_key(value: Any) -> Any:
     return object()   # an object: === only to itself, and each entry has its own
 
 
-_ACTIVATION_FIELDS = frozenset(Activation.model_fields)
+#: Every activation's ``model_fields_set`` (all of its fields): one set shared by all of them, as
+#: an activation is built once and a hundred are kept per evaluation (a set of its own would be more
+#: than half of its memory). Pydantic only adds to it a field name it already holds, and copies it
+#: for ``model_copy``.
+_ACTIVATION_FIELDS = set(Activation.model_fields)
 _ORDER = attrgetter("order_num")
 _set = object.__setattr__
 
@@ -90,7 +94,7 @@ def emit(ev: "_Evaluation", activated: list[CompiledEntry], meter: BudgetMeter) 
                 outlets.setdefault(ce.outlet_name, []).append(text)
     pass_of = getattr(ev, "pass_of", {})
     # Built without re-validation: every value below comes from the engine with the right type.
-    new, fields = Activation.__new__, _ACTIVATION_FIELDS
+    new = Activation.__new__
     acts = []
     for ce in activated:    # what model_construct stores, without its per-field loop (a test pins it)
         g = ce.gid
@@ -98,7 +102,7 @@ def emit(ev: "_Evaluation", activated: list[CompiledEntry], meter: BudgetMeter) 
         _set(a, "__dict__", {"book": ce.world, "uid": ce.uid, "key": ce.key, "position": ce.position,
                              "order": ce.order, "content": content.get(g, ce.content),
                              "pass_index": pass_of.get(g, 0)})
-        _set(a, "__pydantic_fields_set__", set(fields))
+        _set(a, "__pydantic_fields_set__", _ACTIVATION_FIELDS)
         _set(a, "__pydantic_extra__", None)
         _set(a, "__pydantic_private__", None)
         acts.append(a)

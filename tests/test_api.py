@@ -110,8 +110,13 @@ def test_emitted_activations_equal_pydantic_construction() -> None:
         assert a.__pydantic_private__ is slow.__pydantic_private__
     assert fast[0].model_dump() == {"book": "b", "uid": 7, "key": "b.7", "position": 4, "order": 100,
                                     "content": "text", "pass_index": 1}
-    fast[0].model_fields_set.add("x")                         # each object owns its set
+    # one fields set is shared by all activations: what pydantic does with it leaves it as it is
+    fast[0].content = "changed"
+    copied = fast[0].model_copy(update={"content": "copied"})
+    assert copied.content == "copied" and fast[0].content == "changed" and fast[1].content == ""
+    assert copied.model_fields_set is not fast[0].model_fields_set
     assert fast[1].model_fields_set == set(Activation.model_fields)
+    assert fast[1].model_dump(exclude_unset=True) == fast[1].model_dump()
 
 
 def test_emitted_results_equal_pydantic_construction() -> None:
