@@ -25,7 +25,7 @@ from .macros import MacroEnv, substitute
 from .model import (ActivationResult, Character, ChatMessage, ForcedActivation, GENERATION_TYPES,
                     Lorebook, Settings, TimedState)
 from .index import BoundIndex, KeyIndex
-from .scan import ScanBuffer, ScanMessages
+from .scan import KnownChat, ScanBuffer, ScanMessages
 from .select import (INITIAL, MIN_ACTIVATIONS, RECURSION, STATE_NAMES, filter_groups, gate, plain_gate,
                      secondary_ok)
 from .timed import TimedEffects
@@ -260,7 +260,7 @@ class Lore:
                          generation_type, dry_run, authors_note, authors_note_scan, quiet_prompt,
                          persona_description, persona_book, force_activate,
                          rng if rng is not None else _random.Random(), trace)
-        if isinstance(chat, list) and set(map(type, chat)) <= {ChatMessage}:
+        if type(chat) is KnownChat or isinstance(chat, list) and set(map(type, chat)) <= {ChatMessage}:
             messages = chat      # read only
         else:
             messages = [m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m) for m in chat]

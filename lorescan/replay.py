@@ -7,10 +7,12 @@ The first message is the greeting, which nothing generated, so it gets no evalua
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 from .engine import Lore, RandomSource
+from .scan import KnownChat, kept_indexes
 from .model import ActivationResult, Character, ChatMessage, Settings, TimedState
 
 
@@ -45,6 +47,8 @@ class Session:
 
     Each message's key hits are computed once and remembered by the compiled books, so a new
     generation scans only the messages it has not seen; results equal a fresh evaluation's.
+    Whether a message is a system message is read once, when an evaluation first reaches it:
+    append new messages rather than turning old ones into system messages (or back) in place.
     """
 
     def __init__(self, lore: Lore, *, settings: Settings | None = None, user_name: str = "User",
@@ -58,6 +62,9 @@ class Session:
         self.timed = timed or TimedState()
         self.rng = rng
         self.messages: list[ChatMessage] = []
+        self._kept: list[int] = []      # indexes of the non-system messages among the first ...
+        self._read = 0                  # ... ``_read`` messages
+        self._read_list: list[ChatMessage] | None = None   # of this list
 
     def append(self, *messages: ChatMessage | dict[str, Any]) -> None:
         """Add messages at the end of the chat."""
@@ -66,13 +73,29 @@ class Session:
 
     def activate(self, *, upto: int | None = None, trace: bool = False, **kwargs: Any) -> ActivationResult:
         """Evaluate the chat (its first ``upto`` messages); a non-dry run carries the timed state on."""
-        chat = self.messages if upto is None else self.messages[:upto]
-        result = self.lore.activate(chat, settings=self.settings, user_name=self.user_name,
+        result = self.lore.activate(self._chat(upto), settings=self.settings, user_name=self.user_name,
                                     char_name=self.char_name, character=self.character, timed=self.timed,
                                     rng=self.rng, trace=trace, **kwargs)
         if not kwargs.get("dry_run"):
             self.timed = result.timed
         return result
+
+    def _chat(self, upto: int | None) -> list[ChatMessage]:
+        """The first ``upto`` messages (all for ``None``), as a :class:`KnownChat` when they are all
+        :class:`ChatMessage` objects (its kept indexes extended by the messages not read before)."""
+        messages = self.messages
+        n = len(range(len(messages))[:upto])
+        if messages is not self._read_list or len(messages) < self._read:
+            self._kept, self._read, self._read_list = [], 0, messages   # a new list: read it again
+        if n > self._read:
+            fresh = messages[self._read:n]
+            if not all(type(m) is ChatMessage for m in fresh):
+                return messages[:n]
+            self._kept += kept_indexes(messages, self._read, n)
+            self._read = n
+        chat = KnownChat(messages[:n])
+        chat.kept = self._kept[:bisect_left(self._kept, n)] if n < self._read else self._kept
+        return chat
 
 
 def generation_points(messages: Sequence[ChatMessage]) -> list[int]:

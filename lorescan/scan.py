@@ -309,6 +309,20 @@ class ScanBuffer:
 _IS_SYSTEM = attrgetter("is_system")
 
 
+def kept_indexes(chat: Sequence[ChatMessage], start: int = 0, stop: int | None = None) -> list[int]:
+    """Indexes (ascending, in ``chat[start:stop]``) of the messages that are not system messages."""
+    stop = len(chat) if stop is None else stop
+    return list(compress(range(start, stop), map(not_, map(_IS_SYSTEM, chat[start:stop]))))
+
+
+class KnownChat(list):  # type: ignore[type-arg]
+    """A chat of :class:`ChatMessage` objects whose non-system message indexes (``kept``, ascending)
+    its maker already knows, as a :class:`~lorescan.replay.Session` does: evaluating it neither
+    checks the messages' types nor reads every message again."""
+
+    kept: Sequence[int] = ()
+
+
 class ScanMessages(Sequence[str]):
     """The chat as ``checkWorldInfo`` receives it, built lazily: newest first, ``"name: mes"``.
 
@@ -321,13 +335,12 @@ class ScanMessages(Sequence[str]):
         self.chat = chat
         self.include_names = include_names
         self.env = env
-        # indexes into ``chat`` of the kept messages (built in C: a replay passes long chats)
-        kept = list(compress(range(len(chat)), map(not_, map(_IS_SYSTEM, chat))))
-        if generation_type == "swipe" and kept:
-            kept.pop()
-        kept.reverse()
-        self.kept = kept
-        self._length = len(kept)
+        # indexes into ``chat`` of the kept messages, ascending (built in C: a replay passes long chats)
+        self.kept = chat.kept if type(chat) is KnownChat else kept_indexes(chat)
+        length = len(self.kept)
+        if generation_type == "swipe" and length:
+            length -= 1
+        self._length = length
         self._cache: dict[int, str] = {}
 
     def __len__(self) -> int:
@@ -336,7 +349,7 @@ class ScanMessages(Sequence[str]):
     def _get(self, i: int) -> str:
         got = self._cache.get(i)
         if got is None:
-            j = self.kept[i]
+            j = self.kept[self._length - 1 - i]
             m = self.chat[j]
             mes = m.mes if isinstance(m.mes, str) else ""
             if j == 0:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+from hypothesis import given, settings as hsettings, strategies as st
+
 import lorescan
 from lorescan import ChatMessage, Lorebook, Settings
 from lorescan.replay import Session, generation_points, replay
@@ -55,3 +57,57 @@ def test_replay_generations_and_changes() -> None:
     assert gens[2].result.timed.to_json()["cooldown"] == {"w.1": {"start": 6, "end": 8, "protected": False}}
     assert gens[3].result.timed.to_json() == {
         "sticky": {"w.0": {"start": 8, "end": 11, "protected": False}}, "cooldown": {}}
+
+
+@hsettings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["append", "append_system", "append_dict", "activate", "replace"]),
+                          st.one_of(st.none(), st.integers(-6, 30)), st.booleans()), max_size=25))
+def test_session_chat_equals_the_list_it_stands_for(steps) -> None:
+    """A session reads whether messages are system messages once, as they are reached; whatever
+    is appended (objects or dicts), evaluated up to where, swiped or not, or a list replaced, each
+    evaluation equals one of the same messages given as a plain list."""
+    settings = Settings(world_info_depth=4, world_info_include_names=False)
+    lore = lorescan.compile([Lorebook.from_entries("w", ENTRIES)], tokenizer="words")
+    session = Session(lore, settings=settings)
+    words = iter(WORDS * 20)
+    for what, upto, swipe in steps:
+        if what == "append":
+            session.append(ChatMessage(name="C", mes=next(words)))
+        elif what == "append_system":
+            session.append(ChatMessage(name="S", mes=next(words), is_system=True))
+        elif what == "append_dict":
+            session.messages.append({"name": "U", "mes": next(words), "is_user": True})
+        elif what == "replace":
+            session.messages = list(session.messages[: len(session.messages) // 2])
+        else:
+            kind = "swipe" if swipe else "normal"
+            session.rng = random.Random(1)
+            got = session.activate(upto=upto, generation_type=kind, dry_run=True)
+            plain = list(session.messages if upto is None else session.messages[:upto])
+            want = lore.activate(plain, settings=settings, generation_type=kind, dry_run=True,
+                                 rng=random.Random(1))
+            assert got.model_dump() == want.model_dump()
+
+
+def test_session_reads_each_message_once(monkeypatch) -> None:
+    """A generation reads only the messages appended since the last one (not the whole chat)."""
+    from lorescan import replay as replay_module
+
+    calls = []
+    real = replay_module.kept_indexes
+
+    def counted(chat, start=0, stop=None):
+        calls.append((start, stop))
+        return real(chat, start, stop)
+
+    monkeypatch.setattr(replay_module, "kept_indexes", counted)
+    lore = lorescan.compile([Lorebook.from_entries("w", ENTRIES)], tokenizer="words")
+    session = Session(lore, settings=Settings(world_info_include_names=False))
+    session.append(*_chat(30, 2))
+    first = session.activate(upto=20, dry_run=True)
+    assert session.activate(upto=10, dry_run=True) is not first
+    session.activate()
+    session.activate()
+    session.append(ChatMessage(name="C", mes="dragon"), ChatMessage(name="S", mes="x", is_system=True))
+    assert "w.0" in session.activate().activated_keys()
+    assert calls == [(0, 20), (20, 30), (30, 32)]
