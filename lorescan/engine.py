@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import random as _random
-from array import array
 from bisect import bisect_left
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -94,7 +93,8 @@ class _Plan:
 
     def __init__(self, entries: list[CompiledEntry], total: int) -> None:
         self.entries = entries
-        self.pos = pos = array("i", [-1]) * total   # gid → place in scan order (-1: not read)
+        # gid → place in scan order (-1: not read); a list, as the engine maps many gids each pass
+        self.pos = pos = [-1] * total
         self.constants: list[int] = []
         levels: set[float] = set()
         self.delayed: list[CompiledEntry] = []
@@ -147,6 +147,7 @@ class Lore:
         self._plans: dict[tuple, _Plan] = {}
         self._indexes: dict[tuple, KeyIndex] = {}
         self._bound: dict[tuple, BoundIndex] = {}     # per (case/word settings, names)
+        self._contents: dict[MacroEnv, dict[str, str]] = {}   # see _substituted
         with _gc_paused():
             self._compiled = compile_books(self.books)
             self._all = [ce for _, entries in self._compiled for ce in entries]
@@ -215,6 +216,15 @@ class Lore:
             with _gc_paused():
                 index = self._indexes[ck] = KeyIndex(self._all, ck[0], ck[1])
         return index
+
+    def _substituted(self, env: MacroEnv) -> dict[str, str]:
+        """Entry contents with the macros of ``env`` substituted, remembered (contents recur)."""
+        got = self._contents.get(env)
+        if got is None or len(got) > 20_000:
+            if len(self._contents) > 16:
+                self._contents.clear()
+            got = self._contents[env] = {}
+        return got
 
     def _index(self, env: MacroEnv, settings: Settings) -> BoundIndex:
         """The key index for the global case/whole-word settings, bound to the names in ``env``
@@ -387,6 +397,7 @@ class _Evaluation:
         failed: set[int] = set()
         done: set[int] = set()      # the activated entries
         contents: dict[int, str] = {}
+        substituted = self.lore._substituted(self.env)
         pass_of: dict[int, int] = {}
         self.content, self.pass_of = contents, pass_of
         static = None
@@ -472,7 +483,7 @@ class _Evaluation:
                 for key, why in removed:
                     tr.group_removed(key, why)
             new_text = meter.new_pass()
-            add, env, skip = new_text.add, self.env, c.budget_skip
+            add, skip = new_text.add, c.budget_skip
             for ce in now:
                 g = ce.gid
                 if meter.overflowed and skip and not ce.ignore_budget:
@@ -482,7 +493,7 @@ class _Evaluation:
                 if ce.rolls and not self._roll(ce):
                     failed.add(g)
                     continue
-                content = substitute(ce.content, env) if ce.macros else ce.content
+                content = (substituted.get(ce.content) or self._substitute(ce.content)) if ce.macros else ce.content
                 contents[g] = content
                 if not add(content, skip and ce.ignore_budget, scan_tokens):
                     meter.overflowed = True
@@ -503,11 +514,14 @@ class _Evaluation:
                     self.activated_group_fields.add(ce.group)
                 if tr is not None:
                     tr.activated(ce, count)
-            successful = [ce for ce in now if ce.gid not in failed]
-            for_rec = [ce for ce in successful if not ce.prevent_recursion]
+            # the entries whose content recursion scans: every candidate that did not fail a roll (even
+            # one the budget skipped), unless it prevents recursion (worked out only when needed)
+            for_rec: list[CompiledEntry] | None = None
             nxt = 0
-            if s.world_info_recursive and not meter.overflowed and for_rec:
-                nxt = RECURSION
+            if s.world_info_recursive and not meter.overflowed:
+                for_rec = [ce for ce in now if ce.gid not in failed and not ce.prevent_recursion]
+                if for_rec:
+                    nxt = RECURSION
             if s.world_info_recursive and not meter.overflowed and state == MIN_ACTIVATIONS \
                     and buf.has_recursion():
                 nxt = RECURSION
@@ -527,6 +541,8 @@ class _Evaluation:
                 self.recursion_level = levels.pop(0)
             state = nxt
             if state:
+                if for_rec is None:
+                    for_rec = [ce for ce in now if ce.gid not in failed and not ce.prevent_recursion]
                 lines = [contents.get(ce.gid, ce.content) for ce in for_rec]
                 text = "\n".join(lines)
                 if text or not c.skip_empty_recursion:
@@ -535,6 +551,11 @@ class _Evaluation:
                     if tr is not None:
                         tr.recursion_text(text, [ce.key for ce in for_rec])
         return list(activated.values())
+
+    def _substitute(self, content: str) -> str:
+        """An entry content with the evaluation's macros substituted (remembered per names)."""
+        got = self.lore._substituted(self.env)[content] = substitute(content, self.env)
+        return got
 
     def _roll(self, ce: CompiledEntry) -> bool:
         """``verifyProbability``: no roll at 100 % or for sticky entries; ``roll <= probability``."""

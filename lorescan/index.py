@@ -486,6 +486,8 @@ class BoundIndex:
         self.base = over.base
         self.newline_needles = main.needles.newline or over.newline
         self._hits_cache: dict[str, frozenset[int]] = {}
+        if self.over is None:   # the entries of a needle: a list lookup (no overlay to look in)
+            self.needle_entries = main.needles.entries.__getitem__  # type: ignore[method-assign]
         #: gid -> PlainEntry (or None: the entry needs the full gate), filled by :meth:`plain`
         self.plain_records: dict[int, PlainEntry | None] = {}
         self._deaths = self._count_deaths()

@@ -162,3 +162,22 @@ def test_a_dropped_book_is_freed_without_the_garbage_collector() -> None:
     finally:
         if was:
             gc.enable()
+
+
+def test_substituted_contents_are_remembered_per_names_and_card() -> None:
+    """Contents with macros are substituted once per (names, card fields) and reused after."""
+    from lorescan import Character
+
+    lore = lorescan.compile([Lorebook.from_entries("b", [
+        {"uid": 0, "key": ["a"], "content": "{{user}} meets {{char}}: {{description}}"},
+        {"uid": 1, "key": ["a"], "content": "<USER> again"}])])
+    chat = [ChatMessage(name="U", mes="a")]
+
+    def run(user: str, char: str, description: str) -> list[str]:
+        card = Character(name=char, description=description)
+        return [a.content for a in lore.activate(chat, user_name=user, char_name=char, character=card).activated]
+
+    assert run("Ann", "Bo", "tall") == ["Ann meets Bo: tall", "Ann again"]
+    assert run("Cy", "Bo", "tall") == ["Cy meets Bo: tall", "Cy again"]
+    assert run("Ann", "Bo", "short") == ["Ann meets Bo: short", "Ann again"]
+    assert run("Ann", "Bo", "tall") == ["Ann meets Bo: tall", "Ann again"]
