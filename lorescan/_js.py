@@ -107,8 +107,8 @@ def is_index_key(key: str) -> bool:
 def object_key_order(keys: Iterable[str]) -> list[int]:
     """Positions of ``keys`` in ``Object.keys`` order: index-like keys ascending, then the rest as given."""
     keyed = list(keys)
-    if all(k == str(i) for i, k in enumerate(keyed)):   # "0", "1", … in order: the usual file
-        return list(range(len(keyed)))
+    if not any(map(str.isdigit, keyed)) or all(k == str(i) for i, k in enumerate(keyed)):
+        return list(range(len(keyed)))     # no index-like key, or "0", "1", … in order (the usual file)
     index = [i for i, k in enumerate(keyed) if is_index_key(k)]
     index.sort(key=lambda i: int(keyed[i]))
     rest = [i for i, k in enumerate(keyed) if not is_index_key(k)]

@@ -486,8 +486,9 @@ class BoundIndex:
         self.base = over.base
         self.newline_needles = main.needles.newline or over.newline
         self._hits_cache: dict[str, frozenset[int]] = {}
-        if self.over is None:   # the entries of a needle: a list lookup (no overlay to look in)
-            self.needle_entries = main.needles.entries.__getitem__  # type: ignore[method-assign]
+        #: the entries listed under a needle id: one list lookup (the overlay's ids follow the main ones)
+        self.needle_entries: Callable[[int], Sequence[int]] = (
+            main.needles.entries if self.over is None else main.needles.entries + over.entries).__getitem__
         #: gid -> PlainEntry (or None: the entry needs the full gate), filled by :meth:`plain`
         self.plain_records: dict[int, PlainEntry | None] = {}
         self._deaths = self._count_deaths()
@@ -518,11 +519,6 @@ class BoundIndex:
             rec = self.plain_records[gid] = _plain_record(ce, self.primary.get(gid, ()), self.secondary.get(gid, ()),
                                                           self.regex_ready)
             return rec
-
-    def needle_entries(self, nid: int) -> list[int]:
-        if nid < self.base:
-            return self.main.needles.entries[nid]
-        return self.over.entries[nid - self.base]  # type: ignore[union-attr]
 
     def hits(self, text: str) -> frozenset[int]:
         """Needle ids found in one piece of scan text (memoised: messages recur across generations)."""

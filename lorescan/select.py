@@ -167,10 +167,13 @@ class _Candidates:
 
     def remove(self, ce: CompiledEntry) -> CompiledEntry | None:
         """Remove ``ce`` (or, with the quirk, the last candidate); return what was removed."""
-        for i, other in enumerate(self.items):
-            if other is ce:
-                del self.items[i]
-                return ce
+        try:
+            i = self.items.index(ce)    # entries compare by identity
+        except ValueError:
+            pass
+        else:
+            del self.items[i]
+            return ce
         if self.splice_bug and self.items:
             return self.items.pop()
         return None
@@ -196,8 +199,12 @@ def filter_groups(ev: "_Evaluation", new: list[CompiledEntry], state: int,
             removed.append((x.key, why if x is ce else f"removed in place of {ce.key} ({why}; SillyTavern's splice quirk)"))
 
     has_sticky: dict[str, bool] = {}
+    flagged = timed.sticky | timed.cooldown | timed.delay
     for name in order:
         group = groups[name]
+        if not flagged or all(x.gid not in flagged for x in group):   # none sticky, on cooldown or delayed
+            has_sticky[name] = False
+            continue
         stickies = [x for x in group if x.gid in timed.sticky]
         has_sticky[name] = bool(stickies)
         if stickies:
