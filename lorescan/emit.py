@@ -31,9 +31,8 @@ def _strict_key(value: Any) -> Any:
 
 
 #: Every activation's ``model_fields_set`` (all of its fields): one set shared by all of them, as
-#: an activation is built once and a hundred are kept per evaluation (a set of its own would be more
-#: than half of its memory). Pydantic only adds to it a field name it already holds, and copies it
-#: for ``model_copy``.
+#: a hundred activations are kept per evaluation (a set of its own would be more than half of an
+#: activation's memory); an activation is immutable, and pydantic copies the set for ``model_copy``.
 _ACTIVATION_FIELDS = set(Activation.model_fields)
 _ORDER = attrgetter("order_num")
 _set = object.__setattr__
@@ -96,15 +95,21 @@ def emit(ev: "_Evaluation", activated: list[CompiledEntry], meter: BudgetMeter) 
     # Built without re-validation: every value below comes from the engine with the right type.
     new = Activation.__new__
     acts = []
-    for ce in activated:    # what model_construct stores, without its per-field loop (a test pins it)
+    built = ev.lore._activations     # gid -> its last activation (immutable: shared by results)
+    if len(built) > 50_000:
+        built.clear()
+    for ce in activated:
         g = ce.gid
-        a = new(Activation)
-        _set(a, "__dict__", {"book": ce.world, "uid": ce.uid, "key": ce.key, "position": ce.position,
-                             "order": ce.order, "content": content.get(g, ce.content),
-                             "pass_index": pass_of.get(g, 0)})
-        _set(a, "__pydantic_fields_set__", _ACTIVATION_FIELDS)
-        _set(a, "__pydantic_extra__", None)
-        _set(a, "__pydantic_private__", None)
+        text, pass_index = content.get(g, ce.content), pass_of.get(g, 0)
+        a = built.get(g)
+        if a is None or a.__dict__["content"] is not text or a.__dict__["pass_index"] != pass_index:
+            # what model_construct stores, without its per-field loop (a test pins it)
+            a = built[g] = new(Activation)
+            _set(a, "__dict__", {"book": ce.world, "uid": ce.uid, "key": ce.key, "position": ce.position,
+                                 "order": ce.order, "content": text, "pass_index": pass_index})
+            _set(a, "__pydantic_fields_set__", _ACTIVATION_FIELDS)
+            _set(a, "__pydantic_extra__", None)
+            _set(a, "__pydantic_private__", None)
         acts.append(a)
     return _construct(ActivationResult, {
         "activated": acts,

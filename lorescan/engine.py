@@ -21,7 +21,7 @@ from .budget import BudgetMeter
 from .compile import CompiledEntry, compile_books
 from .emit import emit
 from .macros import MacroEnv, substitute
-from .model import (ActivationResult, Character, ChatMessage, ForcedActivation, GENERATION_TYPES,
+from .model import (Activation, ActivationResult, Character, ChatMessage, ForcedActivation, GENERATION_TYPES,
                     Lorebook, Settings, TimedState)
 from .index import BoundIndex, KeyIndex
 from .scan import KnownChat, ScanBuffer, ScanMessages
@@ -148,6 +148,7 @@ class Lore:
         self._indexes: dict[tuple, KeyIndex] = {}
         self._bound: dict[tuple, BoundIndex] = {}     # per (case/word settings, names)
         self._contents: dict[MacroEnv, dict[str, str]] = {}   # see _substituted
+        self._activations: dict[int, Activation] = {}          # see emit
         with _gc_paused():
             self._compiled = compile_books(self.books)
             self._all = [ce for _, entries in self._compiled for ce in entries]

@@ -351,7 +351,10 @@ class ExampleEntry(BaseModel):
 
 
 class Activation(BaseModel):
-    """One activated entry, in activation order."""
+    """One activated entry, in activation order. Immutable: evaluations of the same compiled books
+    share the activation of an entry whose content and pass are the same (a replay keeps many)."""
+
+    model_config = ConfigDict(frozen=True)
 
     book: str
     uid: Scalar

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import random
 
+import pytest
+from pydantic import ValidationError
+
 import lorescan
 from lorescan import ChatMessage, Lorebook, Settings
 
@@ -110,13 +113,33 @@ def test_emitted_activations_equal_pydantic_construction() -> None:
         assert a.__pydantic_private__ is slow.__pydantic_private__
     assert fast[0].model_dump() == {"book": "b", "uid": 7, "key": "b.7", "position": 4, "order": 100,
                                     "content": "text", "pass_index": 1}
-    # one fields set is shared by all activations: what pydantic does with it leaves it as it is
-    fast[0].content = "changed"
+    # immutable (evaluations share them), and one fields set is shared by all of them
+    with pytest.raises(ValidationError):
+        fast[0].content = "changed"
     copied = fast[0].model_copy(update={"content": "copied"})
-    assert copied.content == "copied" and fast[0].content == "changed" and fast[1].content == ""
+    assert copied.content == "copied" and fast[0].content == "text" and fast[1].content == ""
     assert copied.model_fields_set is not fast[0].model_fields_set
     assert fast[1].model_fields_set == set(Activation.model_fields)
     assert fast[1].model_dump(exclude_unset=True) == fast[1].model_dump()
+
+
+def test_evaluations_share_unchanged_activations() -> None:
+    """An entry activated again with the same content in the same pass gives the same (immutable)
+    activation object; a changed content or pass gives a new one."""
+    lore = lorescan.compile([Lorebook.from_entries("b", [
+        {"uid": 0, "key": ["a"], "content": "A mentions b"}, {"uid": 1, "key": ["b"], "content": "{{user}}"}])])
+    s = Settings(world_info_recursive=True)
+
+    def run(mes: str, user: str = "U") -> list:
+        return lore.activate([ChatMessage(name="U", mes=mes)], settings=s, user_name=user).activated
+
+    first, again = run("a"), run("a")
+    assert [x.key for x in first] == ["b.0", "b.1"] and [x.pass_index for x in first] == [1, 2]
+    assert again[0] is first[0] and again[1] is first[1]
+    direct = run("a b")                       # b.1 now in the first pass
+    assert direct[0] is first[0] and direct[1] is not first[1] and direct[1].pass_index == 1
+    other = run("a", user="V")                # another content for b.1
+    assert other[1].content == "V" and other[1] is not first[1] and first[1].content == "U"
 
 
 def test_emitted_results_equal_pydantic_construction() -> None:
