@@ -23,7 +23,7 @@ from .emit import emit
 from .macros import MacroEnv, substitute
 from .model import (Activation, ActivationResult, Character, ChatMessage, ForcedActivation, GENERATION_TYPES,
                     Lorebook, Settings, TimedState)
-from .index import BoundIndex, KeyIndex
+from .index import UNBUILT, BoundIndex, KeyIndex
 from .scan import KnownChat, ScanBuffer, ScanMessages
 from .select import (INITIAL, MIN_ACTIVATIONS, RECURSION, STATE_NAMES, filter_groups, gate, plain_gate,
                      secondary_ok)
@@ -132,7 +132,6 @@ def _desc(entries: list[CompiledEntry]) -> list[CompiledEntry]:
 
 
 _ORDER = attrgetter("order_num")
-_UNSET = object()
 
 
 class Lore:
@@ -455,8 +454,8 @@ class _Evaluation:
                 if (ce.key if by_key else g) in activated:
                     continue
                 if plain is not None and g not in special:
-                    rec = records.get(g, _UNSET)
-                    if rec is _UNSET:
+                    rec = records[g]
+                    if rec is UNBUILT:
                         rec = plain(ce)
                     if rec is not None:
                         if rec.simple:   # plain_gate's commonest case, inline (delay and cooldown: above)

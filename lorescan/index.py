@@ -25,6 +25,7 @@ from .macros import MacroEnv, substitute
 
 MARKER = "\x01"
 TIMED_OUT = "timed out"   # a piece memo's note: searching this piece timed out
+UNBUILT = object()        # an entry whose PlainEntry record is not made yet
 
 SKIP, PLAIN, EMPTY, REGEX, SLOW = range(5)  # PLAIN keys are bare needle ids
 
@@ -350,6 +351,7 @@ class KeyIndex:
     def __init__(self, entries: Sequence[CompiledEntry], case_sensitive: bool, whole_words: bool) -> None:
         self.case_sensitive = case_sensitive
         self.whole_words = whole_words
+        self.size = max((ce.gid for ce in entries), default=-1) + 1    # gids are 0 .. size - 1
         self.needles = _Needles()
         self.primary: dict[int, tuple[KeyItem, ...]] = {}
         self.secondary: dict[int, tuple[KeyItem, ...]] = {}
@@ -489,8 +491,8 @@ class BoundIndex:
         #: the entries listed under a needle id: one list lookup (the overlay's ids follow the main ones)
         self.needle_entries: Callable[[int], Sequence[int]] = (
             main.needles.entries if self.over is None else main.needles.entries + over.entries).__getitem__
-        #: gid -> PlainEntry (or None: the entry needs the full gate), filled by :meth:`plain`
-        self.plain_records: dict[int, PlainEntry | None] = {}
+        #: per gid: its PlainEntry, None (the entry needs the full gate) or UNBUILT (see :meth:`plain`)
+        self.plain_records: list[PlainEntry | None | object] = [UNBUILT] * main.size
         self._deaths = self._count_deaths()
 
     def _count_deaths(self) -> int:
@@ -501,7 +503,7 @@ class BoundIndex:
         deaths = self._count_deaths()
         if deaths != self._deaths:
             self._deaths = deaths
-            self.plain_records.clear()
+            self.plain_records[:] = [UNBUILT] * len(self.plain_records)
 
     def regex_ready(self, key: Key) -> bool:
         """Whether a regex key is looked up as its regex needle (see :meth:`_Needles.regex_ready`)."""
@@ -513,12 +515,11 @@ class BoundIndex:
     def plain(self, ce: CompiledEntry) -> "PlainEntry | None":
         """The entry's :class:`PlainEntry` record, or ``None`` when it needs the full gate (memoised)."""
         gid = ce.gid
-        try:
-            return self.plain_records[gid]
-        except KeyError:
+        rec = self.plain_records[gid]
+        if rec is UNBUILT:
             rec = self.plain_records[gid] = _plain_record(ce, self.primary.get(gid, ()), self.secondary.get(gid, ()),
                                                           self.regex_ready)
-            return rec
+        return rec  # type: ignore[return-value]
 
     def hits(self, text: str) -> frozenset[int]:
         """Needle ids found in one piece of scan text (memoised: messages recur across generations)."""

@@ -29,6 +29,7 @@ JOINER = "\n\x01"
 
 
 _AFTER_MARK, _BEFORE_NEWLINE, _ALONE = range(3)
+_NONE: frozenset[int] = frozenset()
 
 
 class ScanBuffer:
@@ -79,9 +80,9 @@ class ScanBuffer:
     def message(self, i: int) -> str | None:
         """Message ``i`` (0 = newest) trimmed, or ``None`` for an empty one (a hole in the buffer)."""
         trimmed = self._trimmed
-        while len(trimmed) <= i:
-            raw = self.messages[len(trimmed)]
-            trimmed.append(_js.trim(raw) if raw else None)
+        if len(trimmed) <= i:
+            trim = _js.trim
+            trimmed += [trim(raw) if raw else None for raw in self.messages[len(trimmed):i + 1]]
         return trimmed[i]
 
     def depth_buffer_length(self) -> int:
@@ -95,12 +96,11 @@ class ScanBuffer:
 
     def ensure_scanned(self, depth: float) -> None:
         upto = min(self.chat_length, MAX_SCAN_DEPTH, int(depth) if depth == depth else 0)
-        hits = self.index.hits
-        per_message = self._message_hits
-        for i in range(self._scanned, upto):
-            text = self.message(i)
-            per_message.append(hits(text) if text else frozenset())
-        if upto > self._scanned:
+        start = self._scanned
+        if upto > start:
+            self.message(upto - 1)      # every message up to there, trimmed
+            hits = self.index.hits
+            self._message_hits += [hits(text) if text else _NONE for text in self._trimmed[start:upto]]
             self._scanned = upto
 
     def add_recursion(self, text: str, lines: Sequence[str] | None = None) -> None:
