@@ -9,6 +9,7 @@ the exact text, so the result is always the one SillyTavern computes.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 from ._js import utf16_len
 from .tokens import Chars4, TokenCounter, Words
@@ -51,40 +52,49 @@ class BudgetMeter:
 
 
 class PassContent:
-    """``newContent`` of one pass, with its running token count."""
+    """``newContent`` of one pass, with its running token count.
+
+    ``add(content, ignore, base)`` appends ``content + "\\n"`` and tells whether the entry fits on
+    top of ``base`` tokens (always, for ``ignoreBudget``); it is picked per kind of counter.
+    """
+
+    add: Callable[[str, bool, int], bool]
 
     def __init__(self, meter: BudgetMeter) -> None:
         self.meter = meter
         self.parts: list[str] = []
         self._length = 0
         counter = meter.counter
-        self._mode = ("chars4" if isinstance(counter, Chars4) else "words" if isinstance(counter, Words)
-                      else "lines" if getattr(counter, "additive_at_line_starts", False) else "text")
         self.tokens = 0
         self._tally = _LineTally(counter)
+        # one ``add`` per kind of counter (an evaluation calls it for every entry it activates)
+        self.add = (self._add_chars4 if isinstance(counter, Chars4) else self._add_words if isinstance(counter, Words)
+                    else self._add_lines if getattr(counter, "additive_at_line_starts", False) else self._add_text)
 
-    def add(self, content: str, ignore: bool, base: int) -> bool:
-        """Append ``content + "\\n"``; whether the entry fits (always, for ``ignoreBudget``)."""
+    def _add_lines(self, content: str, ignore: bool, base: int) -> bool:
+        self.tokens = tokens = self._tally.add(content)
+        return self._fits(base + tokens, ignore)
+
+    def _add_chars4(self, content: str, ignore: bool, base: int) -> bool:
+        self._length += utf16_len(content) + 1
+        self.tokens = math.ceil(self._length / 4)
+        return self._fits(base + self.tokens, ignore)
+
+    def _add_words(self, content: str, ignore: bool, base: int) -> bool:
+        self.tokens += self.meter.counter.count(content)   # the "\n" adds no word
+        return self._fits(base + self.tokens, ignore)
+
+    def _add_text(self, content: str, ignore: bool, base: int) -> bool:
         self.parts.append(content)
-        mode = self._mode
-        counter = self.meter.counter
-        if mode == "lines":
-            self.tokens = self._tally.add(content)
-        elif mode == "chars4":
-            self._length += utf16_len(content) + 1
-            self.tokens = math.ceil(self._length / 4)
-        elif mode == "words":
-            self.tokens += counter.count(content)   # the "\n" adds no word
-        else:
-            self.tokens = counter.count("".join(c + "\n" for c in self.parts))
-        total = base + self.tokens
+        self.tokens = self.meter.counter.count("".join(c + "\n" for c in self.parts))
+        return self._fits(base + self.tokens, ignore)
+
+    def _fits(self, total: int, ignore: bool) -> bool:
         meter = self.meter
-        if ignore:
-            meter.used = max(meter.used, total)
-            return True
-        if total >= meter.budget:
+        if not ignore and total >= meter.budget:
             return False
-        meter.used = max(meter.used, total)
+        if total > meter.used:
+            meter.used = total
         return True
 
 
@@ -94,24 +104,28 @@ class _LineTally:
     boundary is final, so only the tail since then is counted, usually one line whose count is
     remembered across evaluations."""
 
-    __slots__ = ("counter", "count_line", "safe", "tail", "tail_tokens")
+    __slots__ = ("counter", "count_line", "memo", "safe", "tail", "tail_tokens")
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
         self.count_line = getattr(counter, "count_line", None) or (lambda line: counter.count(line + "\n"))
+        memo = getattr(counter, "line_counts", None)     # line -> count_line(line), when the counter keeps it
+        self.memo: dict[str, int] = memo if memo is not None else {}
         self.safe = 0
-        self.tail = ""
+        self.tail: list[str] = []      # the lines since the last safe boundary
         self.tail_tokens = 0
 
     def add(self, line: str) -> int:
         """Append ``line + "\\n"``; the tokens of everything so far."""
-        if not self.tail or (line[:1] and not line[:1].isspace()):
+        first = line[:1]
+        if first and not first.isspace() or not self.tail:
             self.safe += self.tail_tokens
-            self.tail = line + "\n"
-            self.tail_tokens = self.count_line(line)
+            self.tail = [line]
+            n = self.memo.get(line)
+            self.tail_tokens = n if n is not None else self.count_line(line)
         else:
-            self.tail += line + "\n"
-            self.tail_tokens = self.counter.count(self.tail)
+            self.tail.append(line)
+            self.tail_tokens = self.counter.count("".join(t + "\n" for t in self.tail))
         return self.safe + self.tail_tokens
 
 

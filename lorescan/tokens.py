@@ -53,7 +53,8 @@ class Cl100k:
         self.additive_at_line_starts = not chat_overhead
         self.name = "cl100k-chat" if chat_overhead else "cl100k"
         self._memo: dict[str, int] = {}     # entry contents recur across evaluations
-        self._lines: dict[str, int] = {}
+        #: ``count_line`` answers so far (line -> tokens), read directly by the budget's hot path
+        self.line_counts: dict[str, int] = {}
 
     def count(self, text: str) -> int:
         if not text:
@@ -68,12 +69,12 @@ class Cl100k:
 
     def count_line(self, line: str) -> int:
         """``count(line + "\\n")``, remembered by ``line`` (an entry's content recurs as it is)."""
-        n = self._lines.get(line)
+        n = self.line_counts.get(line)
         if n is None:
             n = self.count(line + "\n")
-            if len(self._lines) > 20000:
-                self._lines.clear()
-            self._lines[line] = n
+            if len(self.line_counts) > 20000:
+                self.line_counts.clear()
+            self.line_counts[line] = n
         return n
 
 
