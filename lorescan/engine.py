@@ -416,9 +416,7 @@ class _Evaluation:
             gids.update(plan.constants)
             gids.update(timed.sticky)
             gids.update(self.forced)
-            entries_of = self.index.needle_entries
-            for nid in buf.recursion_hits:
-                gids.update(entries_of(nid))
+            gids.update(*map(self.index.needle_entries, buf.recursion_hits))
             pos = plan.pos
             sticky, forced, delay, cooldown = timed.sticky, self.forced, timed.delay, timed.cooldown
             if tr is None:

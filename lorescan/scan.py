@@ -294,15 +294,11 @@ class ScanBuffer:
         """Entries with a primary needle that occurs anywhere in the scanned pieces."""
         found: set[int] = set(gids)
         ne = self.index.needle_entries
-        for nid in self.message_hits(MAX_SCAN_DEPTH):
-            found.update(ne(nid))
-        for nid in self.inject_hits:
-            found.update(ne(nid))
-        for nid in self.recursion_hits:
-            found.update(ne(nid))
+        found.update(*map(ne, self.message_hits(MAX_SCAN_DEPTH)))
+        found.update(*map(ne, self.inject_hits))
+        found.update(*map(ne, self.recursion_hits))
         for hs in self.field_hits.values():
-            for nid in hs:
-                found.update(ne(nid))
+            found.update(*map(ne, hs))
         return found
 
 
