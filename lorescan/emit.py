@@ -61,36 +61,37 @@ def emit(ev: "_Evaluation", activated: list[CompiledEntry], meter: BudgetMeter) 
     outlets: dict[str, list[str]] = {}
     with_outlets = ev.compat.v118_features
     groups: dict[Any, dict[str, Any]] = {}    # depth entries by (depth, role), for JavaScript's ===
+    # Each content goes to the front of its bucket: appended here, and every bucket reversed after.
+    plain = {0: before, 1: after, 2: an_top, 3: an_bottom}
     for ce in sorted(activated, key=_ORDER, reverse=True):   # stable: equal orders keep their order
         text = content.get(ce.gid, ce.content)
         if not text:
             continue
         pos = ce.bucket
-        if pos == 0:
-            before.insert(0, text)
-        elif pos == 1:
-            after.insert(0, text)
-        elif pos == 2:
-            an_top.insert(0, text)
-        elif pos == 3:
-            an_bottom.insert(0, text)
+        bucket = plain.get(pos)
+        if bucket is not None:
+            bucket.append(text)
         elif pos == 5:
-            em.insert(0, _construct(ExampleEntry, {"position": "before", "content": text}))
+            em.append(_construct(ExampleEntry, {"position": "before", "content": text}))
         elif pos == 6:
-            em.insert(0, _construct(ExampleEntry, {"position": "after", "content": text}))
+            em.append(_construct(ExampleEntry, {"position": "after", "content": text}))
         elif pos == 4:
             want_depth = ce.depth if ce.depth is not None else 4
             want_role = ce.role if ce.role is not None else 0
             group = groups.get((_strict_key(want_depth), _strict_key(want_role)))
             if group is not None:
-                group["entries"].insert(0, text)
+                group["entries"].append(text)
             else:   # SillyTavern keeps the entry's own depth, which may be unset (no later entry matches it)
                 group = {"depth": ce.depth, "role": want_role, "entries": [text]}
                 depth.append(group)
                 groups.setdefault((_strict_key(ce.depth), _strict_key(want_role)), group)
         elif pos == 7 and with_outlets:
             if ce.outlet_name:
-                outlets.setdefault(ce.outlet_name, []).append(text)
+                outlets.setdefault(ce.outlet_name, []).append(text)   # outlets append: no reversal
+    for bucket in (before, after, an_top, an_bottom, em):
+        bucket.reverse()
+    for group in depth:
+        group["entries"].reverse()
     pass_of = getattr(ev, "pass_of", {})
     # Built without re-validation: every value below comes from the engine with the right type.
     new = Activation.__new__

@@ -487,7 +487,7 @@ class BoundIndex:
         self.over = over if over.word else None
         self.base = over.base
         self.newline_needles = main.needles.newline or over.newline
-        self._hits_cache: dict[str, frozenset[int]] = {}
+        self.hits_memo: dict[str, frozenset[int]] = {}   # text -> hits (read directly by hot paths)
         #: the entries listed under a needle id: one list lookup (the overlay's ids follow the main ones)
         self.needle_entries: Callable[[int], Sequence[int]] = (
             main.needles.entries if self.over is None else main.needles.entries + over.entries).__getitem__
@@ -523,7 +523,7 @@ class BoundIndex:
 
     def hits(self, text: str) -> frozenset[int]:
         """Needle ids found in one piece of scan text (memoised: messages recur across generations)."""
-        cached = self._hits_cache.get(text)
+        cached = self.hits_memo.get(text)
         if cached is not None:
             return cached
         found: set[int] = set()
@@ -539,9 +539,9 @@ class BoundIndex:
                 self.over.find_regexes(text, found, self.main.piece_memo)
             self.refresh()
         result = frozenset(found)
-        if len(self._hits_cache) > 20000:    # messages and recursed contents; about 15 MB at most
-            self._hits_cache.clear()
-        self._hits_cache[text] = result
+        if len(self.hits_memo) > 20000:    # messages and recursed contents; about 15 MB at most
+            self.hits_memo.clear()
+        self.hits_memo[text] = result
         return result
 
 

@@ -113,8 +113,8 @@ class ScanBuffer:
         parts: list[tuple[str, frozenset[int]]] | None = None
         if lines is not None and not index.newline_needles:
             # no needle holds "\n", and "\n" is a word boundary: the text's hits are its lines' hits
-            hits = index.hits
-            parts = [(line, hits(line)) for line in lines]
+            hits, memo = index.hits, index.hits_memo.get
+            parts = [(line, memo(line) or hits(line)) for line in lines]
             found: set[int] | frozenset[int] = set().union(*(h for _, h in parts))
         else:
             found = index.hits(text)

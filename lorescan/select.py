@@ -184,7 +184,7 @@ def filter_groups(ev: "_Evaluation", new: list[CompiledEntry], state: int,
     """``filterByInclusionGroups``: at most one winner per group; returns (entry key, why) removals."""
     removed: list[tuple[str, str]] = []
     groups: dict[str, list[CompiledEntry]] = {}
-    for ce in new:
+    for ce in [ce for ce in new if ce.group_names]:
         for name in ce.group_names:
             groups.setdefault(name, []).append(ce)
     if not groups:
