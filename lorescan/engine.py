@@ -23,10 +23,9 @@ from .emit import emit
 from .macros import MacroEnv, substitute
 from .model import (Activation, ActivationResult, Character, ChatMessage, ForcedActivation, GENERATION_TYPES,
                     Lorebook, Settings, TimedState)
-from .index import UNBUILT, BoundIndex, KeyIndex
+from .index import CONSTANT, UNBUILT, BoundIndex, KeyIndex
 from .scan import KnownChat, ScanBuffer, ScanMessages
-from .select import (INITIAL, MIN_ACTIVATIONS, RECURSION, STATE_NAMES, filter_groups, gate, plain_gate,
-                     secondary_ok)
+from .select import INITIAL, MIN_ACTIVATIONS, RECURSION, STATE_NAMES, filter_groups, gate, plain_gate
 from .timed import TimedEffects
 from .tokens import TokenCounter, get_counter
 from .trace import Trace
@@ -456,10 +455,21 @@ class _Evaluation:
                     if rec is UNBUILT:
                         rec = plain(ce)
                     if rec is not None:
-                        if rec.simple:   # plain_gate's commonest case, inline (delay and cooldown: above)
+                        # plain_gate's commonest cases, inline (delay and cooldown were left out above)
+                        if rec.simple:
                             if (excluding and rec.exclude_recursion) or seen.isdisjoint(rec.primary):
                                 continue
-                            if rec.secondary is None or secondary_ok(rec, seen, bool):  # no other keys here
+                            sec = rec.secondary
+                            if sec is None:
+                                now.append(ce)
+                                continue
+                            logic = rec.logic   # secondary_ok for needle ids only
+                            if (not seen.isdisjoint(sec) if logic == 0 else seen.isdisjoint(sec) if logic == 2
+                                    else seen.issuperset(sec) if logic == 3
+                                    else not seen.issuperset(sec) if logic == 1 else False):
+                                now.append(ce)
+                        elif rec.kind == CONSTANT:
+                            if not (excluding and rec.exclude_recursion):
                                 now.append(ce)
                         elif plain_gate(self, rec, ce, visible, with_rec, excluding):
                             now.append(ce)
