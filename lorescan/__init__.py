@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .engine import Compat, Lore, RandomSource, compat_for, compile
+from .compat import Compat, compat_for
+from .engine import Lore, RandomSource, compile
 from .errors import FormatError, LorescanError, ScenarioError
 from .model import (Activation, ActivationResult, Character, CharacterFilter, ChatMessage, DepthGroup,
                     DepthPrompt, Entry, ExampleEntry, ForcedActivation, Lorebook, Position, Role,
