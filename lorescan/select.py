@@ -189,7 +189,8 @@ def filter_groups(ev: "_Evaluation", new: list[CompiledEntry], state: int,
             groups.setdefault(name, []).append(ce)
     if not groups:
         return removed
-    order = [list(groups)[i] for i in _js.object_key_order(list(groups))]
+    names = list(groups)
+    order = [names[i] for i in _js.object_key_order(names)]
     cands = _Candidates(new, ev.quirks.splice_bug)
     timed = ev.timed
 
@@ -220,7 +221,8 @@ def filter_groups(ev: "_Evaluation", new: list[CompiledEntry], state: int,
     use_scoring = ev.settings.world_info_use_group_scoring
     for name in order:
         group = groups[name]
-        if not use_scoring and not any(_js.truthy(x.use_group_scoring) for x in group):
+        if not use_scoring and not any(_js.truthy(x.use_group_scoring) for x in group
+                                       if x.use_group_scoring is not None):
             continue
         if has_sticky[name]:
             continue
