@@ -287,7 +287,7 @@ def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: _Needles) -> Ke
     return needles.add(needle, cs, ww and _WHITESPACE.search(needle) is None)
 
 
-_KEYS, _SECONDARY, _GID = attrgetter("keys"), attrgetter("keys_secondary"), attrgetter("gid")
+_KEYS, _SECONDARY = attrgetter("keys"), attrgetter("keys_secondary")
 _MACRO = -1   # the prepared form of a raw key with a macro (such keys are prepared per names)
 
 
@@ -352,8 +352,7 @@ class KeyIndex:
         self.case_sensitive = case_sensitive
         self.whole_words = whole_words
         self.needles = _Needles()
-        all_gids = list(map(_GID, entries))
-        self.size = max(all_gids, default=-1) + 1    # gids are 0 .. size - 1
+        self.size = max((ce.gid for ce in entries), default=-1) + 1    # gids are 0 .. size - 1
         #: per gid, the entry's primary / secondary keys prepared (absent: no keys, or a macro entry)
         self.primary = _KeyTable(self.size)
         self.secondary = _KeyTable(self.size)
@@ -371,17 +370,17 @@ class KeyIndex:
             by_mode[default] = [ce for ce in entries if ce.gid not in mine]
             for ce in own:
                 by_mode.setdefault(_modes(ce, case_sensitive, whole_words), []).append(ce)
-            for mode, group in by_mode.items():
-                self._add_group(group, mode, [ce.gid for ce in group])
-        else:   # each pass over 100k entries costs: the gids are read once
-            self._add_group(list(entries), default, all_gids)
+        else:
+            by_mode[default] = list(entries)
+        for mode, group in by_mode.items():
+            self._add_group(group, mode)
         needles.build()
         needles.entries = [tuple(x) for x in needles.entries]   # done growing: tuples are smaller
         #: (regex key text, piece, how it is searched) -> whether the regex matches that piece, or
         #: TIMED_OUT (see ``ScanBuffer.regex_piecewise``); kept across evaluations like hits.
         self.piece_memo: dict[tuple[str, str, int], object] = {}
 
-    def _add_group(self, group: list[CompiledEntry], mode: tuple[bool, bool], gids: list[int]) -> None:
+    def _add_group(self, group: list[CompiledEntry], mode: tuple[bool, bool]) -> None:
         """Prepare the keys of entries sharing one (case, word) mode: each distinct raw key once
         (plain words in bulk), then each needle's entries listed by lookup; an entry's own tuple of
         prepared keys is made when first asked for (:class:`_KeyTable`), and an entry with a macro
@@ -390,6 +389,7 @@ class KeyIndex:
         needles = self.needles
         klists = list(map(_KEYS, group))
         slists = list(map(_SECONDARY, group))
+        gids = [ce.gid for ce in group]
         try:
             distinct = set(chain.from_iterable(filter(None, klists)))
             distinct.update(chain.from_iterable(filter(None, slists)))
