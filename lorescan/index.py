@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from itertools import chain, compress, repeat
+from itertools import chain, repeat
 from operator import attrgetter
 from typing import Callable, Iterable, Sequence
 
@@ -351,11 +351,10 @@ class KeyIndex:
     def __init__(self, entries: Sequence[CompiledEntry], case_sensitive: bool, whole_words: bool) -> None:
         self.case_sensitive = case_sensitive
         self.whole_words = whole_words
-        self.needles = _Needles()
         self.size = max((ce.gid for ce in entries), default=-1) + 1    # gids are 0 .. size - 1
-        #: per gid, the entry's primary / secondary keys prepared (absent: no keys, or a macro entry)
-        self.primary = _KeyTable(self.size)
-        self.secondary = _KeyTable(self.size)
+        self.needles = _Needles()
+        self.primary: dict[int, tuple[KeyItem, ...]] = {}
+        self.secondary: dict[int, tuple[KeyItem, ...]] = {}
         self.always: list[int] = []
         #: entries with a key holding a macro: (entry, primary, secondary, mode) with the macro keys
         #: as ``_MACRO`` placeholders, filled per names by :class:`BoundIndex`
@@ -382,47 +381,37 @@ class KeyIndex:
 
     def _add_group(self, group: list[CompiledEntry], mode: tuple[bool, bool]) -> None:
         """Prepare the keys of entries sharing one (case, word) mode: each distinct raw key once
-        (plain words in bulk), then each needle's entries listed by lookup; an entry's own tuple of
-        prepared keys is made when first asked for (:class:`_KeyTable`), and an entry with a macro
-        key goes to :attr:`macro`. Built with C-level maps where it can: this runs once per
-        100k-entry book."""
+        (plain words in bulk), then every entry's keys by lookup and each needle's entries listed;
+        an entry with a macro key goes to :attr:`macro`. Built with C-level maps where it can: this
+        runs once per 100k-entry book."""
         needles = self.needles
         klists = list(map(_KEYS, group))
         slists = list(map(_SECONDARY, group))
-        gids = [ce.gid for ce in group]
         try:
             distinct = set(chain.from_iterable(filter(None, klists)))
             distinct.update(chain.from_iterable(filter(None, slists)))
-        except TypeError:   # an unhashable key (never a match): every entry prepared now, one by one
+        except TypeError:   # an unhashable key (never a match): prepared where it is used
             distinct = {k for keys in chain(klists, slists) if keys for k in keys if type(k) is str}
-            cache = needles.add_keys(distinct, mode)
-            prim = [_items(ks, cache, mode, needles) for ks in klists]
-            sec = [_items(ks, cache, mode, needles) for ks in slists]
-            self._add_prepared(group, gids, klists, slists, prim, sec, mode)
-            return
         cache = needles.add_keys(distinct, mode)
         item = cache.__getitem__
-        default = mode == (self.case_sensitive, self.whole_words)
-        macro_keys = [raw for raw, it in cache.items() if it is _MACRO]
-        if macro_keys:   # entries with a macro key are prepared per names (BoundIndex), not here
-            macros = set(macro_keys).isdisjoint
-            found = [i for i, (ks, qs) in enumerate(zip(klists, slists))
-                     if (ks and not macros(ks)) or (qs and not macros(qs))]
-            table_k, table_s = klists.copy(), slists.copy()
-            for i in found:
-                self.macro.append((group[i], tuple(map(item, klists[i] or ())), tuple(map(item, slists[i] or ())),
-                                   mode))
-                table_k[i] = table_s[i] = None
-                klists[i] = [k for k in klists[i] or () if cache[k] is not _MACRO]   # listed below
-            self.primary.add(gids, table_k, cache, default)
-            self.secondary.add(gids, table_s, cache, default)
-        else:
-            self.primary.add(gids, klists, cache, default)
-            self.secondary.add(gids, slists, cache, default)
+        try:
+            prim = [tuple(map(item, ks)) if ks else () for ks in klists]
+            sec = [tuple(map(item, ks)) if ks else () for ks in slists]
+        except (KeyError, TypeError):   # odd keys: one by one
+            prim = [_items(ks, cache, mode, needles) for ks in klists]
+            sec = [_items(ks, cache, mode, needles) for ks in slists]
+        gids = [ce.gid for ce in group]
+        macro = [i for i, (p, q) in enumerate(zip(prim, sec)) if _MACRO in p or _MACRO in q]
+        for i in macro:
+            self.macro.append((group[i], prim[i], sec[i], mode))
+            klists[i] = slists[i] = None
+        self.primary.update((g, p) for g, ks, p in zip(gids, klists, prim) if ks)
+        self.secondary.update((g, q) for g, ks, q in zip(gids, slists, sec) if ks)
         # each needle lists its entries (an entry may be listed twice: candidates are sets)
         lists, always = needles.entries, self.always
-        for nid, g in zip(map(item, chain.from_iterable(filter(None, klists))),
-                          chain.from_iterable(map(repeat, gids, [len(ks) if ks else 0 for ks in klists]))):
+        for i in macro:   # the keys without a macro are listed like any other (the rest per names)
+            prim[i] = tuple(p for p in prim[i] if p is not _MACRO)
+        for nid, g in zip(chain.from_iterable(prim), chain.from_iterable(map(repeat, gids, map(len, prim)))):
             if type(nid) is int:
                 lists[nid].append(g)
             elif nid.nids:  # type: ignore[union-attr]
@@ -431,73 +420,10 @@ class KeyIndex:
             elif nid.kind != SKIP and (not always or always[-1] != g):  # type: ignore[union-attr]
                 always.append(g)   # a key with no needle (regex without literal, blank, "\x01"): every pass
 
-    def _add_prepared(self, group: list[CompiledEntry], gids: list[int], klists: list, slists: list,
-                      prim: list[tuple[KeyItem, ...]], sec: list[tuple[KeyItem, ...]], mode: tuple[bool, bool]) -> None:
-        """``_add_group`` for entries whose keys were prepared one by one."""
-        lists, always = self.needles.entries, self.always
-        for ce, g, ks, qs, p, q in zip(group, gids, klists, slists, prim, sec):
-            if _MACRO in p or _MACRO in q:
-                self.macro.append((ce, p, q, mode))
-                p = tuple(x for x in p if x is not _MACRO)
-            else:
-                if ks:
-                    self.primary.put(g, p)
-                if qs:
-                    self.secondary.put(g, q)
-            for nid in p:
-                if type(nid) is int:
-                    lists[nid].append(g)
-                elif nid.nids:  # type: ignore[union-attr]
-                    for n in nid.nids:  # type: ignore[union-attr]
-                        lists[n].append(g)
-                elif nid.kind != SKIP and (not always or always[-1] != g):  # type: ignore[union-attr]
-                    always.append(g)
-
     def bind(self, env: MacroEnv) -> "BoundIndex":
         """This index with macro keys substituted for ``env`` (the caller keeps it per names: a
         cache here would make a reference cycle, and a dropped book would wait for the collector)."""
         return BoundIndex(self, env)
-
-
-class _KeyTable:
-    """Per gid, an entry's keys prepared (needle ids and :class:`Key` objects), each tuple made from
-    the entry's raw keys when first asked for: compiling a 100k-entry book lists every needle's
-    entries without building a tuple per entry."""
-
-    __slots__ = ("raw", "cache", "own", "done")
-
-    def __init__(self, size: int) -> None:
-        self.raw: list[list[object] | None] = [None] * size   # gid -> its raw keys (None: absent)
-        self.cache: dict[object, KeyItem] = {}                # raw key -> prepared, for most entries
-        self.own: dict[int, dict[object, KeyItem]] = {}       # ... and for entries of another mode
-        self.done: dict[int, tuple[KeyItem, ...]] = {}
-
-    def add(self, gids: list[int], raws: list, cache: dict[object, KeyItem], default: bool) -> None:
-        """Entries ``gids`` with these raw key lists (empty or None ones are left out), prepared by
-        ``cache`` (the one of the global mode when ``default``)."""
-        deque(map(self.raw.__setitem__, compress(gids, raws), filter(None, raws)), maxlen=0)
-        if default:
-            self.cache = cache
-        else:
-            self.own.update(dict.fromkeys(compress(gids, raws), cache))
-
-    def put(self, gid: int, items: tuple[KeyItem, ...]) -> None:
-        self.done[gid] = items
-
-    def get(self, gid: int, default: object = None) -> object:
-        got = self.done.get(gid)
-        if got is None:
-            raw = self.raw[gid] if 0 <= gid < len(self.raw) else None
-            if raw is None:
-                return default
-            got = self.done[gid] = tuple(map(self.own.get(gid, self.cache).__getitem__, raw))
-        return got
-
-    def __getitem__(self, gid: int) -> tuple[KeyItem, ...]:
-        got = self.get(gid, _ABSENT)
-        if got is _ABSENT:
-            raise KeyError(gid)
-        return got  # type: ignore[return-value]
 
 
 class _Overlay:
@@ -506,7 +432,7 @@ class _Overlay:
 
     __slots__ = ("base", "own")
 
-    def __init__(self, base: "_KeyTable") -> None:
+    def __init__(self, base: dict[int, tuple[KeyItem, ...]]) -> None:
         self.base = base
         self.own: dict[int, tuple[KeyItem, ...]] = {}
 
