@@ -351,7 +351,7 @@ class KeyIndex:
     def __init__(self, entries: Sequence[CompiledEntry], case_sensitive: bool, whole_words: bool) -> None:
         self.case_sensitive = case_sensitive
         self.whole_words = whole_words
-        self.size = max((ce.gid for ce in entries), default=-1) + 1    # gids are 0 .. size - 1
+        self.size = 0    # gids are 0 .. size - 1 (found while adding, from gids already read)
         self.needles = _Needles()
         self.primary: dict[int, tuple[KeyItem, ...]] = {}
         self.secondary: dict[int, tuple[KeyItem, ...]] = {}
@@ -401,6 +401,7 @@ class KeyIndex:
             prim = [_items(ks, cache, mode, needles) for ks in klists]
             sec = [_items(ks, cache, mode, needles) for ks in slists]
         gids = [ce.gid for ce in group]
+        self.size = max(self.size, max(gids, default=-1) + 1)
         macro = [i for i, (p, q) in enumerate(zip(prim, sec)) if _MACRO in p or _MACRO in q]
         for i in macro:
             self.macro.append((group[i], prim[i], sec[i], mode))
