@@ -124,17 +124,21 @@ _ATOMS = ["a", "b", "c", "A", " ", ".", r"\s", r"\S", r"\w", r"\W", r"\b", r"\B"
           "[^a]", r"[\s\S]", r"[a\n]", r"[b\x01]", "^", "$", "(?=a)", "(?<=a)", r"(?:a|\n)", "(a)",
           r"\1", "abc", "ab?c"]
 _QUANT = ["", "", "", "*", "+", "?", "{2}"]
+#: a scan text's pieces: messages, a card field, injections and recursion texts (or their contents)
+_SCAN_PIECES = dict(
+    messages=st.lists(st.text("abcA \n\x01", max_size=6), max_size=4),
+    field=st.text("abc \n\x01", max_size=4), injections=st.lists(st.text("abc\n ", max_size=4), max_size=2),
+    recursion=st.lists(st.one_of(st.text("abc\n\x01 ", max_size=5),
+                                 st.lists(st.text("abc\n\x01 ", max_size=4), max_size=3)), max_size=2),
+    depth=st.integers(1, 5), with_recursion=st.booleans(),
+)
 
 
 @hsettings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     atoms=st.lists(st.tuples(st.sampled_from(_ATOMS), st.sampled_from(_QUANT)), min_size=1, max_size=5),
     alt=st.booleans(), flags=st.sampled_from(["", "i", "m", "s", "u", "im", "is", "iu", "y"]),
-    messages=st.lists(st.text("abcA \n\x01", max_size=6), max_size=4),
-    field=st.text("abc \n\x01", max_size=4), injections=st.lists(st.text("abc\n ", max_size=4), max_size=2),
-    recursion=st.lists(st.one_of(st.text("abc\n\x01 ", max_size=5),
-                                 st.lists(st.text("abc\n\x01 ", max_size=4), max_size=3)), max_size=2),
-    depth=st.integers(1, 5), with_recursion=st.booleans(),
+    **_SCAN_PIECES,
 )
 def test_regex_piecewise_equals_one_search(atoms, alt, flags, messages, field, injections, recursion,
                                            depth, with_recursion) -> None:
@@ -160,11 +164,7 @@ _LOCAL_ATOMS = ["a", "b", "c", "A", " ", "abc", "ab?c", "bc", r"\w", r"\b", r"\B
 @given(
     atoms=st.lists(st.tuples(st.sampled_from(_LOCAL_ATOMS), st.sampled_from(_QUANT)), min_size=1, max_size=5),
     alt=st.booleans(), flags=st.sampled_from(["", "i", "u", "iu"]),
-    messages=st.lists(st.text("abcA \n\x01", max_size=6), max_size=4),
-    field=st.text("abc \n\x01", max_size=4), injections=st.lists(st.text("abc\n ", max_size=4), max_size=2),
-    recursion=st.lists(st.one_of(st.text("abc\n\x01 ", max_size=5),
-                                 st.lists(st.text("abc\n\x01 ", max_size=4), max_size=3)), max_size=2),
-    depth=st.integers(1, 5), with_recursion=st.booleans(),
+    **_SCAN_PIECES,
 )
 def test_regex_needle_equals_one_search(atoms, alt, flags, messages, field, injections, recursion,
                                         depth, with_recursion) -> None:
