@@ -2,7 +2,9 @@
 
 Plain keys become needle ids in two Aho-Corasick automata (case-folded and exact); regex keys,
 blank keys and keys holding ``"\\x01"`` stay :class:`Key` objects, a regex key with prefilter
-needles so it is only tried where one occurs. Keys with macros are prepared per (user, character)
+needles so it is only tried where one occurs. Such a regex key that can only match within one piece
+of scan text also gets a regex needle id, added to a text's hits when the regex matches it, so it
+is looked up like a plain key. Keys with macros are prepared per (user, character)
 by :meth:`KeyIndex.bind`. Entries with no rare gate get a :class:`PlainEntry` record for the
 engine's fast path.
 """

@@ -7,8 +7,9 @@ matching each piece (a message, an injected prompt, a recursion text) on its own
 answers: a key is visible to an entry when it hits a message within the entry's scan depth or any
 other piece the entry sees. A regex key whose matches cannot span the joiner (no anchor or
 lookaround, and no atom that can consume ``"\\n"``, or none that can consume ``"\\x01"``) is likewise
-searched piece by piece, each piece's answer kept across evaluations; other regex keys, and the rare
-plain keys that contain ``"\\x01"``, are run on the exact per-entry text.
+searched piece by piece, each piece's answer kept across evaluations (one that can consume neither
+and has a prefilter is found with the hits, as a regex needle: see ``index.py``); other regex keys,
+and the rare plain keys that contain ``"\\x01"``, are run on the exact per-entry text.
 """
 
 from __future__ import annotations
