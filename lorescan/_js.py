@@ -107,7 +107,7 @@ def is_index_key(key: str) -> bool:
 def object_key_order(keys: Iterable[str]) -> list[int]:
     """Positions of ``keys`` in ``Object.keys`` order: index-like keys ascending, then the rest as given."""
     keyed = list(keys)
-    if not any(map(str.isdigit, keyed)) or all(k == str(i) for i, k in enumerate(keyed)):
+    if not any(map(str.isdigit, keyed)) or keyed == list(map(str, range(len(keyed)))):
         return list(range(len(keyed)))     # no index-like key, or "0", "1", … in order (the usual file)
     index = [i for i, k in enumerate(keyed) if is_index_key(k)]
     index.sort(key=lambda i: int(keyed[i]))
@@ -137,9 +137,33 @@ def js_string(value: Any) -> str:
     if value is False:
         return "false"
     if isinstance(value, float):
-        if value != value:
-            return "NaN"
-        if value == int(value) and abs(value) < 1e21:
-            return str(int(value))
-        return repr(value)
+        return number_string(value)
     return str(value)
+
+
+def number_string(x: float) -> str:
+    """JavaScript's ``Number.prototype.toString()`` (the shortest digits that read back as ``x``,
+    written out between 1e-6 and 1e21, else as ``1.5e-7`` / ``1e+21``)."""
+    if x != x:
+        return "NaN"
+    if x in (math.inf, -math.inf):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == int(x) and abs(x) < 2**53:   # exact integers: their digits (beyond, the shortest)
+        return str(int(x))
+    sign, text = ("-", repr(-x)) if x < 0 else ("", repr(x))
+    mant, _, exp = text.partition("e")
+    whole, _, frac = mant.partition(".")
+    digits = (whole + frac).lstrip("0")
+    n = len(whole) + int(exp or 0) - (len(whole + frac) - len((whole + frac).lstrip("0")))
+    digits = digits.rstrip("0")
+    k = len(digits)
+    if k <= n <= 21:
+        out = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        out = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        out = "0." + "0" * -n + digits
+    else:
+        e = n - 1
+        out = digits[0] + ("." + digits[1:] if k > 1 else "") + "e" + ("+" if e >= 0 else "-") + str(abs(e))
+    return sign + out

@@ -227,8 +227,24 @@ class Lorebook(BaseModel):
 
         keys = self.entry_keys
         if keys is None or len(keys) != len(self.entries):
-            keys = [js_string(e.uid) for e in self.entries]
-        return [self.entries[i] for i in object_key_order(keys)]
+            uids = [e.uid for e in self.entries]
+            if _in_index_order(uids):   # the usual book: uids 0, 1, 2, … (no strings to make)
+                return list(self.entries)
+            keys = [js_string(uid) for uid in uids]
+        order = object_key_order(keys)
+        if order == list(range(len(order))):
+            return list(self.entries)
+        return [self.entries[i] for i in order]
+
+
+def _in_index_order(uids: list[Any]) -> bool:
+    """Whether ``Object.keys`` would list entries with these uids (as keys) in the order given:
+    integer uids that are array indexes, ascending."""
+    return (_INT_ONLY.issuperset(map(type, uids)) and (not uids or (uids[0] >= 0 and uids[-1] <= 4294967294))
+            and uids == sorted(uids))
+
+
+_INT_ONLY = frozenset((int,))
 
 
 class Settings(BaseModel):

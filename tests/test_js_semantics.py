@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, strategies as st
 
 from lorescan import _js
 from lorescan.compile import parse_decorators
 from lorescan.macros import MacroEnv, substitute
+from lorescan.model import Entry, Lorebook
 from lorescan.tokens import Chars4, Words, get_counter
 
 
@@ -39,11 +41,40 @@ def test_object_key_order() -> None:
     assert [keys[i] for i in _js.object_key_order(keys)] == ["0", "2", "10", "b", "01", "a", "-1"]
 
 
+_UIDS = st.lists(st.one_of(st.integers(-3, 12), st.sampled_from([4294967294, 4294967295, 2**40]),
+                           st.booleans(), st.floats(allow_nan=True), st.text("0123ab", max_size=3)),
+                 max_size=12)
+
+
+@given(_UIDS, st.booleans())
+def test_scan_order_by_uid(uids: list, ascending: bool) -> None:
+    """A book with no file keys reads its entries in ``Object.keys`` order of their uids as
+    strings; the shortcut for ascending integer uids agrees with the general path."""
+    if ascending:
+        uids = sorted(u for u in uids if type(u) is int)
+    book = Lorebook(name="b", entries=[Entry(uid=u, content=str(i)) for i, u in enumerate(uids)])
+    stored = [e.uid for e in book.entries]    # as validated (a bool uid is read as a number)
+    want = [str(i) for i in _js.object_key_order([_js.js_string(u) for u in stored])]
+    assert [e.content for e in book.scan_order()] == want
+
+
 def test_to_number_and_strings() -> None:
     assert _js.to_number("50") == 50 and _js.to_number(None) == 0 and _js.to_number(True) == 1
     assert math.isnan(_js.to_number("abc")) and _js.to_number("") == 0 and _js.to_number("0x10") == 16
     assert _js.js_string(3.0) == "3" and _js.js_string(None) == "undefined" and _js.js_string("u") == "u"
     assert _js.utf16_len("a🐉") == 3
+
+
+@pytest.mark.parametrize("value,expected", [
+    (1.5, "1.5"), (123.456, "123.456"), (-0.0, "0"), (0.1, "0.1"), (1e-6, "0.000001"), (1.5e-7, "1.5e-7"),
+    (1e-7, "1e-7"), (0.00001, "0.00001"), (1e21, "1e+21"), (1.25e22, "1.25e+22"), (1e20, "100000000000000000000"),
+    (2.8387451299330625e20, "283874512993306250000"), (-5.558185274553575e16, "-55581852745535750"),
+    (-2.5e-9, "-2.5e-9"), (math.inf, "Infinity"), (-math.inf, "-Infinity"), (math.nan, "NaN"),
+    (123456789.125, "123456789.125"), (5e-324, "5e-324"), (1.7976931348623157e308, "1.7976931348623157e+308"),
+])
+def test_number_string(value: float, expected: str) -> None:
+    """``String(number)`` as JavaScript writes it (values checked against Node)."""
+    assert _js.js_string(value) == expected
 
 
 def test_macros() -> None:
