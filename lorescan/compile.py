@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import math
 import re
+from itertools import repeat
+from operator import itemgetter
 from typing import Any, Iterable
 
 from . import _js
@@ -66,49 +68,33 @@ class CompiledEntry:
         "match_whole_words", "use_group_scoring", "sticky", "cooldown", "delay", "char_names",
         "char_tags", "char_exclude", "triggers", "ignore_budget", "outlet_name", "match_fields", "bucket",
         "timed_kinds", "rolls", "macros",
-        "_hash", "_filled",
+        "_hash",
     )
 
-    def __init__(self, gid: int, book: Lorebook, entry: Entry) -> None:
-        # Only what ordering and key indexing need is read now; the rest on first use (__getattr__),
-        # so compiling a huge book costs little more than reading it.
-        d = entry.__dict__            # pydantic keeps field values here; reading it is the fast path
-        self._filled = False
+    def __init__(self, gid: int, book: str, entry: Entry) -> None:
+        # Only what ordering and key indexing need is read now; the rest on first use (see
+        # _UnfilledEntry), so compiling a huge book costs little more than reading it.
         self.gid = gid
-        self.book = book.name
+        self.book = book
         self.entry = entry
-        raw = d["content"]
-        if not isinstance(raw, str):
+        # pydantic keeps field values in __dict__; one C-level read of them all is the fast path
+        (raw, order, constant, self.keys, self.keys_secondary, self.case_sensitive, self.match_whole_words,
+         self.scan_depth, self.delay, dur) = _COMPILE_FIELDS(entry.__dict__)
+        if type(raw) is not str:
             raw = ""
         self.raw_content = raw
         if raw.startswith("@@"):
             self.decorators, self.content = parse_decorators(raw)
         else:
             self.decorators, self.content = _NO_DECORATORS, raw
-        order = d["order"]
         self.order = order
         self.order_num = float(order) if type(order) is int else _js.sort_key_number(order)
-        self.constant = _truthy(d["constant"])
-        self.keys = d["key"]
-        self.keys_secondary = d["keysecondary"]
-        self.case_sensitive = d["caseSensitive"]
-        self.match_whole_words = d["matchWholeWords"]
-        self.scan_depth = d["scanDepth"]
-        self.delay = d["delay"]
-        dur = d["delayUntilRecursion"]
-        self.delay_until_recursion = _truthy(dur)
-        self.dur_level = (1.0 if dur is True else _js.to_number(dur)) if self.delay_until_recursion else 0.0
-
-    def __getattr__(self, name: str) -> Any:
-        """Fill the remaining fields on first use of any of them (the identity ones on their own:
-        a lookup by ``"<book>.<uid>"`` reads every entry's key, and nothing else)."""
-        if name in _IDENTITY:
-            self._identify()
-            return object.__getattribute__(self, name)
-        if name.startswith("__") or self._filled:
-            raise AttributeError(name)
-        self._fill()
-        return object.__getattribute__(self, name)
+        self.constant = constant is True or (constant is not False and constant is not None and _js.truthy(constant))
+        if dur is False or dur is None or (dur == 0 and type(dur) is int):   # the usual values, fast
+            self.delay_until_recursion, self.dur_level = False, 0.0
+        else:
+            self.delay_until_recursion = _truthy(dur)
+            self.dur_level = (1.0 if dur is True else _js.to_number(dur)) if self.delay_until_recursion else 0.0
 
     def _identify(self) -> None:
         entry = self.entry
@@ -121,7 +107,11 @@ class CompiledEntry:
         self._hash: int | None = None
 
     def _fill(self) -> None:
-        self._filled = True
+        """Read the remaining fields (and the identity ones) and become a plain CompiledEntry."""
+        try:
+            _KEY_SLOT.__get__(self)
+        except AttributeError:
+            self._identify()
         entry = self.entry
         d = entry.__dict__
         t = _truthy
@@ -166,6 +156,7 @@ class CompiledEntry:
         self.outlet_name = ol if isinstance(ol, str) else ""
         self.match_fields = tuple(name for flag, name in MATCH_FIELDS if t(d[flag])) \
             if entry.model_fields_set.intersection(_MATCH_FLAGS) else ()
+        self.__class__ = CompiledEntry
 
     @property
     def st_hash(self) -> int:
@@ -178,6 +169,29 @@ class CompiledEntry:
         return f"<CompiledEntry {self.key}>"
 
 
+#: what :meth:`CompiledEntry.__init__` reads, by JSON name
+_COMPILE_FIELDS = itemgetter("content", "order", "constant", "key", "keysecondary", "caseSensitive",
+                             "matchWholeWords", "scanDepth", "delay", "delayUntilRecursion")
+class _UnfilledEntry(CompiledEntry):
+    """A compiled entry whose other fields are not read yet. The first use of one of them fills
+    them all and makes the object a plain :class:`CompiledEntry`: a class with ``__getattr__`` makes
+    every attribute read slower (the interpreter's fast path is off for it), and the engine reads
+    the entries it reaches often. The identity fields are read on their own: a lookup by
+    ``"<book>.<uid>"`` reads every entry's key, and nothing else."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _IDENTITY:
+            self._identify()
+            return object.__getattribute__(self, name)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        self._fill()
+        return object.__getattribute__(self, name)
+
+
+_KEY_SLOT = CompiledEntry.key   # the slot's descriptor: reads it without __getattr__
 _GROUP_SPLIT = re.compile(r",[" + re.escape(_js.JS_WHITESPACE) + r"]*")
 _NO_DECORATORS: list[str] = []
 _IDENTITY = frozenset(("world", "uid", "key", "_hash"))
@@ -253,9 +267,8 @@ def compile_books(books: Iterable[Lorebook]) -> list[tuple[Lorebook, list[Compil
     out: list[tuple[Lorebook, list[CompiledEntry]]] = []
     gid = 0
     for book in books:
-        compiled = []
-        for entry in book.scan_order():
-            compiled.append(CompiledEntry(gid, book, entry))
-            gid += 1
+        entries = book.scan_order()
+        compiled = list(map(_UnfilledEntry, range(gid, gid + len(entries)), repeat(book.name), entries))
+        gid += len(compiled)
         out.append((book, compiled))
     return out
