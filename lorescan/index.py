@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from itertools import chain, repeat
-from operator import attrgetter
+from itertools import chain, compress, repeat
+from operator import attrgetter, is_, not_
 from typing import Callable, Iterable, Sequence
 
 import ahocorasick
@@ -271,10 +271,10 @@ def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: _Needles) -> Ke
             if lits is not None:
                 # Case-folded substring needles: one is present whenever the regex matches (with or
                 # without the i flag); the key itself, as plain text, is what matches if JavaScript
-                # rejects the pattern, so it is a needle too unless it holds every literal.
+                # rejects the pattern, so a piece of it is a needle too unless a literal is one.
                 low = text.lower()
-                if not all(lit in low for lit in lits):
-                    lits = (*lits, low)
+                if not any(lit in low for lit in lits):
+                    lits = (*lits, _text_needle(low, lits))
                 nids = tuple(needles.add(lit, False, False) for lit in lits)
             key = Key(REGEX, sub, text, cs=cs, ww=ww, nids=nids)
             if nids:
@@ -287,6 +287,19 @@ def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: _Needles) -> Ke
         return Key(SLOW, sub, text, cs=cs, ww=ww)
     # A trimmed needle splits on /\s+/ into more than one piece exactly when it holds whitespace.
     return needles.add(needle, cs, ww and _WHITESPACE.search(needle) is None)
+
+
+def _text_needle(low: str, lits: tuple[str, ...]) -> str:
+    """A needle found wherever the regex key's own text ``low`` is: the longest start of one of
+    its literals (three characters or more) that occurs in it (its trie nodes are there already),
+    else the whole text."""
+    best = ""
+    for lit in lits:
+        for end in range(len(lit) - 1, max(len(best), 2), -1):
+            if lit[:end] in low:
+                best = lit[:end]
+                break
+    return best or low
 
 
 _KEYS, _SECONDARY = attrgetter("keys"), attrgetter("keys_secondary")
@@ -312,9 +325,14 @@ def _items(keys: object, cache: dict[object, KeyItem], mode: tuple[bool, bool],
                  for k in keys)  # type: ignore[union-attr]
 
 
-def _modes(ce: CompiledEntry, case_sensitive: bool, whole_words: bool) -> tuple[bool, bool]:
-    """The entry's case sensitivity and whole-word matching: its own value ``??`` the setting."""
-    ecs, eww = ce.case_sensitive, ce.match_whole_words
+_OWN_MODE = attrgetter("case_sensitive", "match_whole_words")
+_GID = attrgetter("gid")
+_NO_MODE = (None, None)
+
+
+def _modes(ecs: object, eww: object, case_sensitive: bool, whole_words: bool) -> tuple[bool, bool]:
+    """An entry's case sensitivity and whole-word matching (``ecs``, ``eww``: its own values)
+    ``??`` the settings."""
     return (case_sensitive if ecs is None else _js.truthy(ecs),
             whole_words if eww is None else _js.truthy(eww))
 
@@ -353,10 +371,11 @@ class KeyIndex:
     def __init__(self, entries: Sequence[CompiledEntry], case_sensitive: bool, whole_words: bool) -> None:
         self.case_sensitive = case_sensitive
         self.whole_words = whole_words
-        self.size = 0    # gids are 0 .. size - 1 (found while adding, from gids already read)
+        self.size = max(map(_GID, entries), default=-1) + 1   # gids are 0 .. size - 1
         self.needles = _Needles()
-        self.primary: dict[int, tuple[KeyItem, ...]] = {}
-        self.secondary: dict[int, tuple[KeyItem, ...]] = {}
+        #: gid -> its prepared primary / secondary keys (made on first use)
+        self.primary = _LazyKeys(self.size, (case_sensitive, whole_words), self.needles)
+        self.secondary = _LazyKeys(self.size, (case_sensitive, whole_words), self.needles)
         self.always: list[int] = []
         #: entries with a key holding a macro: (entry, primary, secondary, mode) with the macro keys
         #: as ``_MACRO`` placeholders, filled per names by :class:`BoundIndex`
@@ -364,15 +383,16 @@ class KeyIndex:
         needles = self.needles
         # Entries grouped by their (case, word) mode; most use the global one.
         default = (case_sensitive, whole_words)
-        own = [ce for ce in entries if ce.case_sensitive is not None or ce.match_whole_words is not None]
+        modes = list(map(_OWN_MODE, entries))
+        plain = list(map(_NO_MODE.__eq__, modes))   # entries that keep the global mode
         by_mode: dict[tuple[bool, bool], list[CompiledEntry]] = {default: []}
-        if own:
-            mine = {ce.gid for ce in own}
-            by_mode[default] = [ce for ce in entries if ce.gid not in mine]
-            for ce in own:
-                by_mode.setdefault(_modes(ce, case_sensitive, whole_words), []).append(ce)
-        else:
+        if all(plain):
             by_mode[default] = list(entries)
+        else:
+            by_mode[default] = list(compress(entries, plain))
+            own = list(map(not_, plain))
+            for ce, (ecs, eww) in zip(compress(entries, own), compress(modes, own)):
+                by_mode.setdefault(_modes(ecs, eww, case_sensitive, whole_words), []).append(ce)
         for mode, group in by_mode.items():
             self._add_group(group, mode)
         needles.build()
@@ -395,26 +415,35 @@ class KeyIndex:
         except TypeError:   # an unhashable key (never a match): prepared where it is used
             distinct = {k for keys in chain(klists, slists) if keys for k in keys if type(k) is str}
         cache = needles.add_keys(distinct, mode)
-        item = cache.__getitem__
-        try:
-            prim = [tuple(map(item, ks)) if ks else () for ks in klists]
-            sec = [tuple(map(item, ks)) if ks else () for ks in slists]
-        except (KeyError, TypeError):   # odd keys: one by one
-            prim = [_items(ks, cache, mode, needles) for ks in klists]
-            sec = [_items(ks, cache, mode, needles) for ks in slists]
         gids = [ce.gid for ce in group]
-        self.size = max(self.size, max(gids, default=-1) + 1)
-        macro = [i for i, (p, q) in enumerate(zip(prim, sec)) if _MACRO in p or _MACRO in q]
-        for i in macro:
-            self.macro.append((group[i], prim[i], sec[i], mode))
-            klists[i] = slists[i] = None
-        self.primary.update((g, p) for g, ks, p in zip(gids, klists, prim) if ks)
-        self.secondary.update((g, q) for g, ks, q in zip(gids, slists, sec) if ks)
-        # each needle lists its entries (an entry may be listed twice: candidates are sets)
+        # Entries with a macro key: listed under their other keys here, the rest per names.
+        macro_raws = set(compress(cache.keys(), map(is_, cache.values(), repeat(_MACRO))))
+        macro: list[int] = []
+        if macro_raws:
+            try:
+                macro = [i for i, (ks, ss) in enumerate(zip(klists, slists))
+                         if (ks and not macro_raws.isdisjoint(ks)) or (ss and not macro_raws.isdisjoint(ss))]
+            except TypeError:   # an unhashable key
+                macro = [i for i, (ks, ss) in enumerate(zip(klists, slists))
+                         if any(type(k) is str and k in macro_raws for k in chain(ks or (), ss or ()))]
         lists, always = needles.entries, self.always
-        for i in macro:   # the keys without a macro are listed like any other (the rest per names)
-            prim[i] = tuple(p for p in prim[i] if p is not _MACRO)
-        for nid, g in zip(chain.from_iterable(prim), chain.from_iterable(map(repeat, gids, map(len, prim)))):
+        for i in macro:
+            prim = _items(klists[i], cache, mode, needles)
+            self.macro.append((group[i], prim, _items(slists[i], cache, mode, needles), mode))
+            if _register([p for p in prim if p is not _MACRO], gids[i], needles):
+                always.append(gids[i])
+            klists[i] = slists[i] = None
+        self.primary.add(gids, klists, mode, cache)
+        self.secondary.add(gids, slists, mode, cache)
+        # Each needle lists its entries (an entry may be listed twice: candidates are sets). The
+        # prepared key tuples themselves are made on first use (KeyIndex.primary).
+        present = list(filter(None, klists))
+        try:
+            items = list(map(cache.__getitem__, chain.from_iterable(present)))
+        except (KeyError, TypeError):   # odd keys: one by one
+            items = list(chain.from_iterable(_items(ks, cache, mode, needles) for ks in present))
+        owners = chain.from_iterable(map(repeat, compress(gids, klists), map(len, present)))
+        for nid, g in zip(items, owners):
             if type(nid) is int:
                 lists[nid].append(g)
             elif nid.nids:  # type: ignore[union-attr]
@@ -427,6 +456,46 @@ class KeyIndex:
         """This index with macro keys substituted for ``env`` (the caller keeps it per names: a
         cache here would make a reference cycle, and a dropped book would wait for the collector)."""
         return BoundIndex(self, env)
+
+
+class _LazyKeys:
+    """Entries' prepared keys (primary or secondary) by gid, each list prepared on first use: a
+    scan reads them only for entries it reaches (a few per evaluation), so compiling does not make
+    100k tuples. Their needles are in the automata already (every raw key is prepared)."""
+
+    __slots__ = ("raw", "default", "modes", "caches", "needles", "made")
+
+    def __init__(self, size: int, default: tuple[bool, bool], needles: _Needles) -> None:
+        self.raw: list[object] = [None] * size      # gid -> its raw keys, if any
+        self.default = default
+        self.modes: dict[int, tuple[bool, bool]] = {}             # gid -> its mode, if not default
+        self.caches: dict[tuple[bool, bool], dict[object, KeyItem]] = {}   # mode -> raw key -> item
+        self.needles = needles
+        self.made: dict[int, tuple[KeyItem, ...]] = {}
+
+    def add(self, gids: list[int], raws: list[object], mode: tuple[bool, bool],
+            cache: dict[object, KeyItem]) -> None:
+        """The raw keys of entries sharing ``mode`` (``cache``: its prepared raw keys)."""
+        deque(map(self.raw.__setitem__, gids, raws), maxlen=0)
+        self.caches[mode] = cache
+        if mode != self.default:
+            self.modes.update(zip(gids, repeat(mode)))
+
+    def get(self, gid: int, default: object = None) -> object:
+        got = self.made.get(gid)
+        if got is None:
+            keys = self.raw[gid]
+            if not keys:
+                return default
+            mode = self.modes.get(gid, self.default)
+            got = self.made[gid] = _items(keys, self.caches[mode], mode, self.needles)
+        return got
+
+    def __getitem__(self, gid: int) -> tuple[KeyItem, ...]:
+        got = self.get(gid, _ABSENT)
+        if got is _ABSENT:
+            raise KeyError(gid)
+        return got  # type: ignore[return-value]
 
 
 class _Overlay:
