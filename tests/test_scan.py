@@ -7,6 +7,7 @@ import pytest
 import lorescan
 from lorescan import ChatMessage, Lorebook, Settings
 from lorescan._prefilter import required_literals
+from lorescan.index import EMPTY, REGEX
 
 
 @pytest.mark.parametrize("source,flags,expected", [
@@ -41,6 +42,31 @@ def test_regex_keys_with_a_required_literal() -> None:
     assert _activated(["/\\bdr(?:ag|agon)s?\\b/i"], "two drakes") == []
     assert _activated(["/(?:ag|agon)(/"], "see /(?:ag|agon)(/ here") == ["b.0"]
     assert _activated(["/dr(?:ag|agon)\\k/u"], "see /dr(?:ag|agon)\\k/u here") == ["b.0"]   # \k: invalid with u
+    # {2,1} is invalid: the key's own text is found through "drag", the start of a literal
+    assert _activated(["/drag(?:on|onne)x{2,1}/"], "see /DRAG(?:on|onne)x{2,1}/ here") == ["b.0"]
+    assert _activated(["/drag(?:on|onne)x{2,1}/"], "a dragonxx, a drag") == []
+
+
+def test_prepared_keys_by_entry() -> None:
+    """An entry's keys are prepared when first read, per its own case mode; keys with macros are
+    left to the names; only primary keys list their entry under a needle."""
+    entries = [{"uid": 0, "key": ["dragon", "/wyrm(s)?/i", " "], "keysecondary": ["cave"]},
+               {"uid": 1, "key": ["{{char}} sword", "blade"], "keysecondary": ["x"]},
+               {"uid": 2, "key": [], "keysecondary": ["Dragon"], "caseSensitive": True},
+               {"uid": 3, "key": ["Dragon"], "caseSensitive": True}]
+    lore = lorescan.compile([Lorebook.from_entries("b", entries)], tokenizer="words")
+    index = lore._key_index(Settings())
+    dragon, wyrm, blank = index.primary.get(0)
+    assert type(dragon) is int and (wyrm.kind, wyrm.text, blank.kind) == (REGEX, "/wyrm(s)?/i", EMPTY)
+    (cave,) = index.secondary.get(0)
+    assert index.needles.entries[dragon] == (0,) and index.needles.entries[cave] == ()
+    assert index.primary.get(1, ()) == () and index.secondary.get(1, ()) == ()   # prepared per names
+    (_, macro_prim, macro_sec, _), = index.macro
+    assert macro_prim[0] == -1 and type(macro_prim[1]) is int and type(macro_sec[0]) is int
+    assert index.primary.get(2, ()) == () and index.primary[3] == index.secondary[2] != (dragon,)
+    assert index.needles.entries[index.primary[3][0]] == (3,)
+    with pytest.raises(KeyError):
+        index.primary[2]
 
 
 def test_regex_key_sees_other_messages_only_through_the_joiner() -> None:
