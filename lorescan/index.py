@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from itertools import chain, compress, repeat
+from functools import partial
+from itertools import chain, compress, count, repeat
 from operator import attrgetter, is_, not_
 from typing import Callable, Iterable, Sequence
 
@@ -93,6 +94,9 @@ KeyItem = int | Key
 _WHITESPACE = re.compile("[" + re.escape(_js.JS_WHITESPACE) + "]")
 
 
+_LONGEST = partial(max, key=len)
+
+
 class _Needles:
     """Needle ids and the two automata (case-folded and exact) that find them.
 
@@ -119,6 +123,9 @@ class _Needles:
         self.regex_keys: dict[int, Key] = {}             # regex needle -> a key with that text
         self.regex_live: dict[int, bool] = {}            # regex needle -> whether hits find it
         self.triggers: frozenset[int] = frozenset()      # the prefilter needles of regex needles
+        # Phrase needles (see _add_phrases): a trigger needle -> (phrase, its id, case-sensitive)
+        self.phrase_on: dict[int, tuple[tuple[str, int, bool], ...]] = {}
+        self.phrase_triggers: frozenset[int] = frozenset()
         self.deaths = 0                                  # regex needles given up (a search timed out)
 
     def add(self, needle: str, cs: bool, word: bool) -> int:
@@ -153,11 +160,14 @@ class _Needles:
                    and r[0] != " " and r[-1] != " "]
         cache: dict[object, KeyItem] = {raw: _prepare_raw(raw, mode, self) for raw in rest.difference(phrases)}
         self._add_bulk(words, cs, ww, cache)
-        self._add_bulk(phrases, cs, False, cache)
+        self._add_bulk(phrases, cs, False, cache, phrases=True)
         return cache
 
-    def _add_bulk(self, raws: list[str], cs: bool, word: bool, cache: dict[object, KeyItem]) -> None:
-        """``add`` for many needles that hold no newline, with C-level maps."""
+    def _add_bulk(self, raws: list[str], cs: bool, word: bool, cache: dict[object, KeyItem],
+                  phrases: bool = False) -> None:
+        """``add`` for many needles that hold no newline, with C-level maps. New ``phrases`` (words
+        and single spaces) are not put in the automata but found through their longest word (see
+        :meth:`find_phrases`): their own trie nodes would be most of the trie."""
         texts = raws if cs else list(map(str.lower, raws))
         ids = self.ids.setdefault((cs, word), {})
         new = [t for t in dict.fromkeys(texts) if t not in ids]
@@ -167,12 +177,34 @@ class _Needles:
         self.word.extend(repeat(word, len(new)))
         self.length.extend(map(len, new))
         self.entries.extend([] for _ in range(len(new)))
+        if phrases and fresh:
+            self._add_phrases(fresh, cs)
+            fresh = {}
         values = self._values[cs]
         for text in values.keys() & fresh.keys():   # the same text needed in another mode too
             old, nid = values[text], fresh.pop(text)
             values[text] = old + (nid,) if type(old) is tuple else (old, nid)
         values.update(fresh)
         cache.update(zip(raws, map(ids.__getitem__, texts)))
+
+    def _add_phrases(self, fresh: dict[str, int], cs: bool) -> None:
+        """Phrase needles (text -> id), each found through a substring needle for its longest word."""
+        texts = list(fresh)
+        longest = list(map(_LONGEST, map(str.split, texts, repeat(" "))))
+        triggers: dict[object, KeyItem] = {}
+        self._add_bulk(longest, cs, False, triggers)
+        on = self.phrase_on
+        for text, pid, tid in zip(texts, fresh.values(), map(triggers.__getitem__, longest)):
+            got = on.get(tid)
+            on[tid] = ((text, pid, cs),) if got is None else got + ((text, pid, cs),)  # type: ignore[index]
+
+    def find_phrases(self, text: str, lowered: str, found: set[int]) -> None:
+        """Add to ``found`` the phrase needles whose longest word was found and that occur in the
+        piece (``lowered``: the piece case-folded, where case-insensitive phrases are looked for)."""
+        for tid in found & self.phrase_triggers:
+            for phrase, pid, cs in self.phrase_on[tid]:
+                if phrase in (text if cs else lowered):
+                    found.add(pid)
 
     def add_regex(self, key: Key) -> int:
         """The regex needle of a regex key with prefilter needles (one per regex text)."""
@@ -224,6 +256,7 @@ class _Needles:
         self.ids = {}                   # only needed while adding
         self._regex_ids = {}
         self.triggers = frozenset(self.regex_on)
+        self.phrase_triggers = frozenset(self.phrase_on)
 
     @staticmethod
     def _automaton(values: dict[str, int | tuple[int, ...]]) -> ahocorasick.Automaton | None:
@@ -318,15 +351,19 @@ def _prepare_raw(raw: object, mode: tuple[bool, bool], needles: _Needles) -> Key
 
 def _items(keys: object, cache: dict[object, KeyItem], mode: tuple[bool, bool],
            needles: _Needles) -> tuple[KeyItem, ...]:
-    """A key list prepared one key at a time (lists with unhashable or non-string keys)."""
+    """A raw key list prepared: by lookup in ``cache`` (each distinct raw key prepared once), or one
+    key at a time for lists with unhashable or non-string keys."""
     if not keys:
         return ()
+    try:
+        return tuple(map(cache.__getitem__, keys))  # type: ignore[call-overload]
+    except (KeyError, TypeError):
+        pass
     return tuple(cache[k] if type(k) is str and k in cache else _prepare_raw(k, mode, needles)
                  for k in keys)  # type: ignore[union-attr]
 
 
 _OWN_MODE = attrgetter("case_sensitive", "match_whole_words")
-_GID = attrgetter("gid")
 _NO_MODE = (None, None)
 
 
@@ -371,11 +408,13 @@ class KeyIndex:
     def __init__(self, entries: Sequence[CompiledEntry], case_sensitive: bool, whole_words: bool) -> None:
         self.case_sensitive = case_sensitive
         self.whole_words = whole_words
-        self.size = max(map(_GID, entries), default=-1) + 1   # gids are 0 .. size - 1
+        self.size = len(entries)    # entries[gid] is the entry numbered gid (Lore's list)
+        if entries and (entries[0].gid != 0 or entries[-1].gid != self.size - 1):
+            raise ValueError("KeyIndex needs every entry, in gid order")
         self.needles = _Needles()
         #: gid -> its prepared primary / secondary keys (made on first use)
-        self.primary = _LazyKeys(self.size, (case_sensitive, whole_words), self.needles)
-        self.secondary = _LazyKeys(self.size, (case_sensitive, whole_words), self.needles)
+        self.primary = _LazyKeys(entries, "keys", (case_sensitive, whole_words), self.needles)
+        self.secondary = _LazyKeys(entries, "keys_secondary", (case_sensitive, whole_words), self.needles)
         self.always: list[int] = []
         #: entries with a key holding a macro: (entry, primary, secondary, mode) with the macro keys
         #: as ``_MACRO`` placeholders, filled per names by :class:`BoundIndex`
@@ -416,33 +455,42 @@ class KeyIndex:
             distinct = {k for keys in chain(klists, slists) if keys for k in keys if type(k) is str}
         cache = needles.add_keys(distinct, mode)
         gids = [ce.gid for ce in group]
-        # Entries with a macro key: listed under their other keys here, the rest per names.
-        macro_raws = set(compress(cache.keys(), map(is_, cache.values(), repeat(_MACRO))))
-        macro: list[int] = []
-        if macro_raws:
-            try:
-                macro = [i for i, (ks, ss) in enumerate(zip(klists, slists))
-                         if (ks and not macro_raws.isdisjoint(ks)) or (ss and not macro_raws.isdisjoint(ss))]
-            except TypeError:   # an unhashable key
-                macro = [i for i, (ks, ss) in enumerate(zip(klists, slists))
-                         if any(type(k) is str and k in macro_raws for k in chain(ks or (), ss or ()))]
-        lists, always = needles.entries, self.always
-        for i in macro:
-            prim = _items(klists[i], cache, mode, needles)
-            self.macro.append((group[i], prim, _items(slists[i], cache, mode, needles), mode))
-            if _register([p for p in prim if p is not _MACRO], gids[i], needles):
-                always.append(gids[i])
-            klists[i] = slists[i] = None
-        self.primary.add(gids, klists, mode, cache)
-        self.secondary.add(gids, slists, mode, cache)
-        # Each needle lists its entries (an entry may be listed twice: candidates are sets). The
-        # prepared key tuples themselves are made on first use (KeyIndex.primary).
+        # Every primary key prepared by lookup, for listing each needle's entries.
         present = list(filter(None, klists))
         try:
             items = list(map(cache.__getitem__, chain.from_iterable(present)))
         except (KeyError, TypeError):   # odd keys: one by one
             items = list(chain.from_iterable(_items(ks, cache, mode, needles) for ks in present))
-        owners = chain.from_iterable(map(repeat, compress(gids, klists), map(len, present)))
+        owners = list(chain.from_iterable(map(repeat, compress(gids, klists), map(len, present))))
+        # Entries with a macro key are prepared per names (BoundIndex); their other keys are
+        # listed here like any other. Found from the prepared primary keys and the raw secondary ones.
+        macro_raws = set(compress(cache.keys(), map(is_, cache.values(), repeat(_MACRO))))
+        macro: set[int] = set()
+        if macro_raws:
+            at = list(compress(range(len(items)), map(is_, items, repeat(_MACRO))))
+            macro.update(map(owners.__getitem__, at))
+            for p in at:
+                items[p] = _NO_NEEDLE
+            sec = list(filter(None, slists))
+            try:
+                hits = list(map(macro_raws.__contains__, chain.from_iterable(sec)))
+            except TypeError:   # an unhashable key
+                hits = [type(k) is str and k in macro_raws for k in chain.from_iterable(sec)]
+            if any(hits):
+                sec_owners = chain.from_iterable(map(repeat, compress(gids, slists), map(len, sec)))
+                macro.update(compress(sec_owners, hits))
+        if macro:
+            where = dict(zip(gids, count()))
+            for g in sorted(macro):
+                i = where[g]
+                self.macro.append((group[i], _items(klists[i], cache, mode, needles),
+                                   _items(slists[i], cache, mode, needles), mode))
+            self.primary.skip.update(macro)
+            self.secondary.skip.update(macro)
+        self.primary.add(gids, mode, cache)
+        self.secondary.add(gids, mode, cache)
+        # Each needle lists its entries (an entry may be listed twice: candidates are sets).
+        lists, always = needles.entries, self.always
         for nid, g in zip(items, owners):
             if type(nid) is int:
                 lists[nid].append(g)
@@ -459,24 +507,26 @@ class KeyIndex:
 
 
 class _LazyKeys:
-    """Entries' prepared keys (primary or secondary) by gid, each list prepared on first use: a
-    scan reads them only for entries it reaches (a few per evaluation), so compiling does not make
-    100k tuples. Their needles are in the automata already (every raw key is prepared)."""
+    """Entries' prepared keys (primary or secondary) by gid, each list prepared on first use from
+    the entry's raw keys: a scan reads them only for entries it reaches (a few per evaluation), so
+    compiling makes no per-entry tuples. Their needles are in the automata already (every raw key
+    is prepared)."""
 
-    __slots__ = ("raw", "default", "modes", "caches", "needles", "made")
+    __slots__ = ("entries", "field", "default", "modes", "caches", "needles", "skip", "made")
 
-    def __init__(self, size: int, default: tuple[bool, bool], needles: _Needles) -> None:
-        self.raw: list[object] = [None] * size      # gid -> its raw keys, if any
+    def __init__(self, entries: Sequence[CompiledEntry], field: str, default: tuple[bool, bool],
+                 needles: _Needles) -> None:
+        self.entries = entries                      # by gid
+        self.field = field                          # "keys" or "keys_secondary"
         self.default = default
         self.modes: dict[int, tuple[bool, bool]] = {}             # gid -> its mode, if not default
         self.caches: dict[tuple[bool, bool], dict[object, KeyItem]] = {}   # mode -> raw key -> item
         self.needles = needles
+        self.skip: set[int] = set()                 # entries with a macro key (prepared per names)
         self.made: dict[int, tuple[KeyItem, ...]] = {}
 
-    def add(self, gids: list[int], raws: list[object], mode: tuple[bool, bool],
-            cache: dict[object, KeyItem]) -> None:
-        """The raw keys of entries sharing ``mode`` (``cache``: its prepared raw keys)."""
-        deque(map(self.raw.__setitem__, gids, raws), maxlen=0)
+    def add(self, gids: list[int], mode: tuple[bool, bool], cache: dict[object, KeyItem]) -> None:
+        """Entries sharing ``mode`` (``cache``: its prepared raw keys)."""
         self.caches[mode] = cache
         if mode != self.default:
             self.modes.update(zip(gids, repeat(mode)))
@@ -484,7 +534,9 @@ class _LazyKeys:
     def get(self, gid: int, default: object = None) -> object:
         got = self.made.get(gid)
         if got is None:
-            keys = self.raw[gid]
+            if gid in self.skip or not 0 <= gid < len(self.entries):
+                return default
+            keys = getattr(self.entries[gid], self.field)
             if not keys:
                 return default
             mode = self.modes.get(gid, self.default)
@@ -521,6 +573,7 @@ class _Overlay:
 
 
 _ABSENT = object()
+_NO_NEEDLE = Key(SKIP, "")   # stands for a macro key while the other keys are listed
 
 
 class BoundIndex:
@@ -605,6 +658,8 @@ class BoundIndex:
             main.collect(text, lowered, found)
             if self.over is not None:
                 self.over.collect(text, lowered, found)
+            if main.phrase_triggers:
+                main.find_phrases(text, lowered, found)
             if main.triggers:
                 main.find_regexes(text, found, self.main.piece_memo)
             if self.over is not None and self.over.triggers:
