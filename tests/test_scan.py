@@ -305,3 +305,17 @@ def test_keys_with_macros_are_prepared_per_pair_of_names() -> None:
     assert run("Boxxx", "Di", "Ann") == []
     assert run("the ship and Di", "Di", "Ann") == ["b.2"]
     assert run("the ship and Di", "Bo", "Ann") == []
+
+
+@hsettings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(["iron keep", "Iron Keep", "old  iron", "keep", "the iron", "ir on", "keep iron"]),
+                min_size=1, max_size=4, unique=True),
+       st.text(alphabet="iron kepthIRONKE d", max_size=40), st.booleans())
+def test_phrase_needles_are_found_where_the_phrase_is(keys: list[str], text: str, cs: bool) -> None:
+    """Multi-word keys are found through their longest word, then looked for in the piece: an
+    entry activates exactly where its phrase occurs (as a substring, with or without case)."""
+    entries = [{"uid": i, "key": [k], "caseSensitive": cs} for i, k in enumerate(keys)]
+    lore = lorescan.compile([Lorebook.from_entries("b", entries)], tokenizer="words")
+    got = lore.activate([ChatMessage(name="U", mes=text)], settings=Settings(world_info_include_names=False))
+    want = [f"b.{i}" for i, k in enumerate(keys) if (k in text if cs else k.lower() in text.lower())]
+    assert sorted(got.activated_keys()) == want
