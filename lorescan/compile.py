@@ -88,7 +88,9 @@ class CompiledEntry:
         else:
             self.decorators, self.content = _NO_DECORATORS, raw
         self.order = order
-        self.order_num = float(order) if type(order) is int else _js.sort_key_number(order)
+        # the number JavaScript sorts by; an exact int as it is (no float object per entry)
+        self.order_num = order if type(order) is int and -_EXACT <= order <= _EXACT else (
+            float(order) if type(order) is int else _js.sort_key_number(order))
         self.constant = constant is True or (constant is not False and constant is not None and _js.truthy(constant))
         if dur is False or dur is None or (dur == 0 and type(dur) is int):   # the usual values, fast
             self.delay_until_recursion, self.dur_level = False, 0.0
@@ -192,6 +194,7 @@ class _UnfilledEntry(CompiledEntry):
 
 
 _KEY_SLOT = CompiledEntry.key   # the slot's descriptor: reads it without __getattr__
+_EXACT = 2**53   # ints up to this size are exact as JavaScript numbers
 _GROUP_SPLIT = re.compile(r",[" + re.escape(_js.JS_WHITESPACE) + r"]*")
 _NO_DECORATORS: list[str] = []
 _IDENTITY = frozenset(("world", "uid", "key", "_hash"))

@@ -123,8 +123,12 @@ class _Needles:
         self.regex_keys: dict[int, Key] = {}             # regex needle -> a key with that text
         self.regex_live: dict[int, bool] = {}            # regex needle -> whether hits find it
         self.triggers: frozenset[int] = frozenset()      # the prefilter needles of regex needles
-        # Phrase needles (see _add_phrases): a trigger needle -> (phrase, its id, case-sensitive)
-        self.phrase_on: dict[int, tuple[tuple[str, int, bool], ...]] = {}
+        # Phrase needles (see _add_phrases): a trigger needle -> the phrase needle(s) it leads to,
+        # each phrase's text, and the case-sensitive ones (ints and strings: no tuples by the
+        # 10,000 for the collector to walk)
+        self.phrase_on: dict[int, int | tuple[int, ...]] = {}
+        self.phrase_text: dict[int, str] = {}
+        self.phrase_cs: set[int] = set()
         self.phrase_triggers: frozenset[int] = frozenset()
         self.deaths = 0                                  # regex needles given up (a search timed out)
 
@@ -194,16 +198,22 @@ class _Needles:
         triggers: dict[object, KeyItem] = {}
         self._add_bulk(longest, cs, False, triggers)
         on = self.phrase_on
-        for text, pid, tid in zip(texts, fresh.values(), map(triggers.__getitem__, longest)):
-            got = on.get(tid)
-            on[tid] = ((text, pid, cs),) if got is None else got + ((text, pid, cs),)  # type: ignore[index]
+        pids = list(fresh.values())
+        for pid, tid in zip(pids, map(triggers.__getitem__, longest)):
+            got = on.get(tid)   # type: ignore[call-overload]
+            on[tid] = pid if got is None else (got, pid) if type(got) is int else got + (pid,)  # type: ignore[index, operator]
+        self.phrase_text.update(zip(pids, texts))
+        if cs:
+            self.phrase_cs.update(pids)
 
     def find_phrases(self, text: str, lowered: str, found: set[int]) -> None:
         """Add to ``found`` the phrase needles whose longest word was found and that occur in the
         piece (``lowered``: the piece case-folded, where case-insensitive phrases are looked for)."""
+        on, phrase, cs = self.phrase_on, self.phrase_text, self.phrase_cs
         for tid in found & self.phrase_triggers:
-            for phrase, pid, cs in self.phrase_on[tid]:
-                if phrase in (text if cs else lowered):
+            pids = on[tid]
+            for pid in ((pids,) if type(pids) is int else pids):
+                if phrase[pid] in (text if pid in cs else lowered):
                     found.add(pid)
 
     def add_regex(self, key: Key) -> int:
