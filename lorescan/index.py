@@ -4,9 +4,11 @@ Plain keys become needle ids in two Aho-Corasick automata (case-folded and exact
 blank keys and keys holding ``"\\x01"`` stay :class:`Key` objects, a regex key with prefilter
 needles so it is only tried where one occurs. Such a regex key that can only match within one piece
 of scan text also gets a regex needle id, added to a text's hits when the regex matches it, so it
-is looked up like a plain key. Keys with macros are prepared per (user, character)
-by :meth:`KeyIndex.bind`. Entries with no rare gate get a :class:`PlainEntry` record for the
-engine's fast path.
+is looked up like a plain key. A new multi-word key (a phrase) is not put in the automata (it
+would make most of the trie): it is found through its longest word, then looked for in the piece.
+Keys with macros are prepared per (user, character) by :meth:`KeyIndex.bind`. Each entry's keys
+are prepared when a scan first reaches it; entries with no rare gate then get a
+:class:`PlainEntry` record for the engine's fast path.
 """
 
 from __future__ import annotations
