@@ -17,7 +17,7 @@ from .engine import Lore
 from .scan import scan_messages
 from .macros import MacroEnv, substitute
 from .model import ActivationResult, ChatMessage, Settings
-from .index import is_word_char
+from .keys import is_word_char
 
 
 @dataclass

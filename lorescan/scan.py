@@ -23,7 +23,8 @@ from ._jsregex import PIECE_MARKED, JsRegex
 from .compile import CompiledEntry
 from .macros import MacroEnv, substitute
 from .model import ChatMessage
-from .index import EMPTY, MARKER, REGEX, SKIP, TIMED_OUT, BoundIndex, Key, KeyItem, match_key_text
+from .index import BoundIndex
+from .keys import EMPTY, MARKER, REGEX, SKIP, TIMED_OUT, Key, KeyItem, match_key_text
 
 MAX_SCAN_DEPTH = 1000
 JOINER = "\n\x01"

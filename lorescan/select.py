@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, AbstractSet, Callable, Sequence
 from . import _js
 from .compile import CompiledEntry
 from .model import SelectiveLogic
-from .index import CONSTANT, NEVER, PlainEntry, match_key_text
+from .index import CONSTANT, NEVER, PlainEntry
+from .keys import match_key_text
 from .scan import ScanBuffer
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ import pytest
 import lorescan
 from lorescan import ChatMessage, Lorebook, Settings
 from lorescan._prefilter import required_literals
-from lorescan.index import EMPTY, REGEX
+from lorescan.keys import EMPTY, REGEX
 
 
 @pytest.mark.parametrize("source,flags,expected", [
