@@ -91,7 +91,7 @@ class CompiledEntry:
         # the number JavaScript sorts by; an exact int as it is (no float object per entry)
         self.order_num = order if type(order) is int and -_EXACT <= order <= _EXACT else (
             float(order) if type(order) is int else _js.sort_key_number(order))
-        self.constant = constant is True or (constant is not False and constant is not None and _js.truthy(constant))
+        self.constant = _truthy(constant)
         if dur is False or dur is None or (dur == 0 and type(dur) is int):   # the usual values, fast
             self.delay_until_recursion, self.dur_level = False, 0.0
         else:
@@ -174,6 +174,8 @@ class CompiledEntry:
 #: what :meth:`CompiledEntry.__init__` reads, by JSON name
 _COMPILE_FIELDS = itemgetter("content", "order", "constant", "key", "keysecondary", "caseSensitive",
                              "matchWholeWords", "scanDepth", "delay", "delayUntilRecursion")
+
+
 class _UnfilledEntry(CompiledEntry):
     """A compiled entry whose other fields are not read yet. The first use of one of them fills
     them all and makes the object a plain :class:`CompiledEntry`: a class with ``__getattr__`` makes
