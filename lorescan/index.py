@@ -7,7 +7,7 @@ rare gate then get a :class:`PlainEntry` record for the engine's fast path.
 from __future__ import annotations
 
 from itertools import chain, compress, count, repeat
-from operator import attrgetter, is_, not_
+from operator import and_, attrgetter, is_, not_
 from typing import Callable, Sequence
 
 from . import _js
@@ -18,8 +18,7 @@ from .macros import MacroEnv
 UNBUILT = object()        # an entry whose PlainEntry record is not made yet
 _KEYS, _SECONDARY = attrgetter("keys"), attrgetter("keys_secondary")
 
-_OWN_MODE = attrgetter("case_sensitive", "match_whole_words")
-_NO_MODE = (None, None)
+_CS, _WW = attrgetter("case_sensitive"), attrgetter("match_whole_words")   # an entry's own modes
 
 
 def _modes(ecs: object, eww: object, case_sensitive: bool, whole_words: bool) -> tuple[bool, bool]:
@@ -54,20 +53,20 @@ class KeyIndex:
         needles = self.needles
         # Entries grouped by their (case, word) mode; most use the global one.
         default = (case_sensitive, whole_words)
-        modes = list(map(_OWN_MODE, entries))
-        plain = list(map(_NO_MODE.__eq__, modes))   # entries that keep the global mode
+        cs_own, ww_own = list(map(_CS, entries)), list(map(_WW, entries))
+        plain = list(map(and_, map(is_, cs_own, repeat(None)), map(is_, ww_own, repeat(None))))
         by_mode: dict[tuple[bool, bool], list[CompiledEntry]] = {default: []}
         if all(plain):
             by_mode[default] = list(entries)
         else:
             by_mode[default] = list(compress(entries, plain))
             own = list(map(not_, plain))
-            for ce, (ecs, eww) in zip(compress(entries, own), compress(modes, own)):
+            for ce, ecs, eww in zip(compress(entries, own), compress(cs_own, own), compress(ww_own, own)):
                 by_mode.setdefault(_modes(ecs, eww, case_sensitive, whole_words), []).append(ce)
         for mode, group in by_mode.items():
             self._add_group(group, mode)
-        needles.build()
-        needles.entries = [tuple(x) for x in needles.entries]   # done growing: tuples are smaller
+        needles.build()     # (each needle's entry list stays a list: making 100k tuples of them
+                            # costs more time at compile than the 4 MB it would save)
         #: (regex key text, piece, how it is searched) -> whether the regex matches that piece, or
         #: TIMED_OUT (see ``ScanBuffer.regex_piecewise``); kept across evaluations like hits.
         self.piece_memo: dict[tuple[str, str, int], object] = {}
