@@ -18,6 +18,7 @@ from .macros import MacroEnv
 UNBUILT = object()        # an entry whose PlainEntry record is not made yet
 _KEYS, _SECONDARY = attrgetter("keys"), attrgetter("keys_secondary")
 
+_GID = attrgetter("gid")
 _CS, _WW = attrgetter("case_sensitive"), attrgetter("match_whole_words")   # an entry's own modes
 
 
@@ -85,7 +86,7 @@ class KeyIndex:
         except TypeError:   # an unhashable key (never a match): prepared where it is used
             distinct = {k for keys in chain(klists, slists) if keys for k in keys if type(k) is str}
         cache = needles.add_keys(distinct, mode)
-        gids = [ce.gid for ce in group]
+        gids = list(map(_GID, group))
         # Every primary key prepared by lookup, for listing each needle's entries.
         present = list(filter(None, klists))
         try:

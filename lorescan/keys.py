@@ -92,6 +92,8 @@ _WHITESPACE = re.compile("[" + re.escape(_js.JS_WHITESPACE) + "]")
 
 
 _LONGEST = partial(max, key=len)
+#: words (``str.isalnum``: ``\w`` without ``_``) joined by spaces, none at either end
+_PHRASE = re.compile(r"[^\W_]+(?: +[^\W_]+)*").fullmatch
 
 
 class Needles:
@@ -157,8 +159,10 @@ class Needles:
             words = [r for r in pool if type(r) is str and r.isalnum()]
         rest = pool.difference(words)
         # words and single spaces: nothing to trim, and never a whole word (they hold a space)
-        phrases = [r for r in rest if type(r) is str and r.replace(" ", "").isalnum()
-                   and r[0] != " " and r[-1] != " "]
+        try:
+            phrases = list(filter(_PHRASE, rest))
+        except TypeError:   # a key that is not a string
+            phrases = [r for r in rest if type(r) is str and _PHRASE(r)]
         cache: dict[object, KeyItem] = {raw: _prepare_raw(raw, mode, self) for raw in rest.difference(phrases)}
         self._add_bulk(words, cs, ww, cache)
         self._add_bulk(phrases, cs, False, cache, phrases=True)

@@ -8,6 +8,7 @@ so a lorebook read and written back is the same JSON.
 from __future__ import annotations
 
 from enum import IntEnum
+from operator import attrgetter
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
@@ -227,7 +228,7 @@ class Lorebook(BaseModel):
 
         keys = self.entry_keys
         if keys is None or len(keys) != len(self.entries):
-            uids = [e.uid for e in self.entries]
+            uids = list(map(_UID, self.entries))
             if _in_index_order(uids):   # the usual book: uids 0, 1, 2, … (no strings to make)
                 return list(self.entries)
             keys = [js_string(uid) for uid in uids]
@@ -245,6 +246,7 @@ def _in_index_order(uids: list[Any]) -> bool:
 
 
 _INT_ONLY = frozenset((int,))
+_UID = attrgetter("uid")
 
 
 class Settings(BaseModel):

@@ -319,3 +319,11 @@ def test_phrase_needles_are_found_where_the_phrase_is(keys: list[str], text: str
     got = lore.activate([ChatMessage(name="U", mes=text)], settings=Settings(world_info_include_names=False))
     want = [f"b.{i}" for i, k in enumerate(keys) if (k in text if cs else k.lower() in text.lower())]
     assert sorted(got.activated_keys()) == want
+
+
+@given(st.text(alphabet="ab _1é\u00b2\u0663\t-\u00a0", min_size=1, max_size=8))
+def test_phrase_keys_are_words_and_single_spaces(key: str) -> None:
+    """The phrase test (one C-level regex) is: words (``str.isalnum``) and spaces, no space at
+    either end."""
+    from lorescan.keys import _PHRASE
+    assert bool(_PHRASE(key)) == (key.replace(" ", "").isalnum() and key[0] != " " and key[-1] != " ")
