@@ -66,8 +66,9 @@ class KeyIndex:
                 by_mode.setdefault(_modes(ecs, eww, case_sensitive, whole_words), []).append(ce)
         for mode, group in by_mode.items():
             self._add_group(group, mode)
-        needles.build()     # (each needle's entry list stays a list: making 100k tuples of them
-                            # costs more time at compile than the 4 MB it would save)
+        needles.build()
+        # done growing: tuples are smaller, and the collector stops walking tuples of ints
+        needles.entries = list(map(tuple, needles.entries))
         #: (regex key text, piece, how it is searched) -> whether the regex matches that piece, or
         #: TIMED_OUT (see ``ScanBuffer.regex_piecewise``); kept across evaluations like hits.
         self.piece_memo: dict[tuple[str, str, int], object] = {}

@@ -59,12 +59,12 @@ def test_prepared_keys_by_entry() -> None:
     dragon, wyrm, blank = index.primary.get(0)
     assert type(dragon) is int and (wyrm.kind, wyrm.text, blank.kind) == (REGEX, "/wyrm(s)?/i", EMPTY)
     (cave,) = index.secondary.get(0)
-    assert list(index.needles.entries[dragon]) == [0] and not index.needles.entries[cave]
+    assert index.needles.entries[dragon] == (0,) and index.needles.entries[cave] == ()
     assert index.primary.get(1, ()) == () and index.secondary.get(1, ()) == ()   # prepared per names
     (_, macro_prim, macro_sec, _), = index.macro
     assert macro_prim[0] == -1 and type(macro_prim[1]) is int and type(macro_sec[0]) is int
     assert index.primary.get(2, ()) == () and index.primary[3] == index.secondary[2] != (dragon,)
-    assert list(index.needles.entries[index.primary[3][0]]) == [3]
+    assert index.needles.entries[index.primary[3][0]] == (3,)
     with pytest.raises(KeyError):
         index.primary[2]
 
