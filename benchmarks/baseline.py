@@ -40,8 +40,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 from lorescan import _js
 from lorescan._jsregex import parse_regex_key
-from lorescan.macros import MacroEnv, substitute
-from lorescan.tokens import get_counter
+from lorescan._macros import MacroEnv, substitute
+from lorescan._tokens import get_counter
 
 INITIAL, RECURSION, MIN_ACTIVATIONS = 1, 2, 3
 MAX_DEPTH = 1000

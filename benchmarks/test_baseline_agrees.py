@@ -96,7 +96,7 @@ def test_generator_is_deterministic_and_shaped() -> None:
 def test_write_book_round_trips(tmp_path) -> None:
     entries = gen.make_entries(100, 2)
     path = gen.write_book(tmp_path / "Synth.json", entries=entries)
-    from lorescan.formats.worldinfo import load_worldinfo
+    from lorescan._formats.worldinfo import load_worldinfo
 
     book = load_worldinfo(path)
     assert book.name == "Synth"

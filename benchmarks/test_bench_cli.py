@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from lorescan.cli import cmd_bench
-from lorescan.cli.main import main
+from lorescan._cli import cmd_bench
+from lorescan._cli.main import main
 
 
 def test_bench_json_figures(capsys) -> None:

@@ -11,7 +11,7 @@ import lorescan
 import benchdata as bd
 
 try:
-    from lorescan.formats.worldinfo import load_worldinfo
+    from lorescan._formats.worldinfo import load_worldinfo
 except ImportError:  # pragma: no cover - older checkouts: the plain reader below stands in
     load_worldinfo = None
 
@@ -39,7 +39,7 @@ def _check(book: lorescan.Lorebook, n: int) -> None:
         assert got[i].to_json() == want[i]
 
 
-@pytest.mark.skipif(load_worldinfo is None, reason="lorescan.formats.worldinfo is not available")
+@pytest.mark.skipif(load_worldinfo is None, reason="lorescan._formats.worldinfo is not available")
 def test_load_worldinfo(benchmark, book_file) -> None:
     n, path = book_file
     book = benchmark.pedantic(load_worldinfo, args=(path,), rounds=3 if bd.FULL else 1)

@@ -10,7 +10,7 @@ import pytest
 
 import lorescan
 
-from lorescan.replay import generation_points, replay
+from lorescan._replay import generation_points, replay
 
 import benchdata as bd
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from lorescan.tokens import get_counter
+from lorescan._tokens import get_counter
 
 import benchdata as bd
 

@@ -12,10 +12,11 @@ from lorescan import ChatMessage, Lorebook, Settings
 
 EXPORTED = [
     "Activation", "ActivationResult", "Character", "CharacterFilter", "ChatMessage", "Compat",
-    "DepthGroup", "DepthPrompt", "Entry", "ExampleEntry", "ForcedActivation", "FormatError", "Lore",
-    "Lorebook", "LorescanError", "Position", "RandomSource", "Role", "ScenarioError",
-    "SelectiveLogic", "Settings", "TimedEffect", "TimedState", "TokenCounter", "__version__",
-    "activate", "compat_for", "compile", "get_counter", "load", "run_scenario",
+    "DepthGroup", "DepthPrompt", "Entry", "ExampleEntry", "ForcedActivation", "FormatError",
+    "Generation", "Lore", "Lorebook", "LorescanError", "Position", "RandomSource", "Role",
+    "ScenarioError", "SelectiveLogic", "Session", "Settings", "TimedEffect", "TimedState",
+    "TokenCounter", "__version__", "activate", "compat_for", "compile", "get_counter", "load",
+    "replay", "run_scenario",
 ]
 
 
@@ -29,8 +30,8 @@ def test_core_imports_without_cli_dependencies() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; import lorescan, lorescan.engine, lorescan.replay, lorescan.explain; "
-            "print(sorted(m for m in sys.modules if m.startswith(('rich', 'lorescan.cli', 'yaml'))))")
+    code = ("import sys; import lorescan, lorescan._engine, lorescan._replay, lorescan._explain; "
+            "print(sorted(m for m in sys.modules if m.startswith(('rich', 'lorescan._cli', 'yaml'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -81,7 +82,7 @@ def test_trace_explains_each_gate() -> None:
 def test_compile_cache_reuses_books_loaded_from_the_same_content(tmp_path) -> None:
     import json
 
-    from lorescan.load import load
+    from lorescan._load import load
 
     path = tmp_path / "w.json"
     path.write_text(json.dumps({"entries": {"0": {"uid": 0, "key": ["a"], "content": "A"}}}))
@@ -98,7 +99,7 @@ def test_compile_cache_reuses_books_loaded_from_the_same_content(tmp_path) -> No
 
 def test_emitted_activations_equal_pydantic_construction() -> None:
     """emit builds Activation without model_construct's field loop; the objects must be the same."""
-    from lorescan.model import Activation
+    from lorescan._model import Activation
 
     lore = lorescan.compile([Lorebook.from_entries("b", [{"uid": 7, "key": ["a"], "content": "text", "position": 4},
                                                          {"uid": "x", "key": ["a"], "content": ""}])])
@@ -144,8 +145,8 @@ def test_evaluations_share_unchanged_activations() -> None:
 
 def test_emitted_results_equal_pydantic_construction() -> None:
     """The result, its depth groups and example entries are built like ``model_construct`` too."""
-    from lorescan.emit import _construct
-    from lorescan.model import ActivationResult, DepthGroup, ExampleEntry
+    from lorescan._emit import _construct
+    from lorescan._model import ActivationResult, DepthGroup, ExampleEntry
 
     entries = [{"uid": 0, "key": ["a"], "content": "d", "position": 4, "depth": 2, "role": 1},
                {"uid": 1, "key": ["a"], "content": "e", "position": 5}]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lorescan.budget import BudgetMeter, count_lines
-from lorescan.tokens import get_counter
+from lorescan._budget import BudgetMeter, count_lines
+from lorescan._tokens import get_counter
 
 # letters, digits, spaces and line breaks, punctuation, contractions, non-Latin text and emoji:
 # the pieces where cl100k's pre-tokenizer could join across a line start if any could

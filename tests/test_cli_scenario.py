@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lorescan.cli.main import main
+from lorescan._cli.main import main
 
 from .conftest import CONFORMANCE
 

@@ -7,8 +7,8 @@ import random
 from pathlib import Path
 
 from lorescan import Lorebook, run_scenario
-from lorescan.cli.main import main
-from lorescan.load import load
+from lorescan._cli.main import main
+from lorescan._load import load
 
 from .conftest import ROOT, TESTS
 
@@ -104,7 +104,7 @@ def test_bad_input_is_one_line(tmp_path: Path, capsys) -> None:
 
 
 def test_settings_file_flat_or_sillytavern_shape(tmp_path: Path) -> None:
-    from lorescan.cli.common import read_settings
+    from lorescan._cli.common import read_settings
 
     flat = tmp_path / "flat.json"
     flat.write_text(json.dumps({"world_info_depth": 6, "max_context": 8000, "tokenizer": "words"}))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import lorescan
 from lorescan import ChatMessage, Lorebook, Settings
-from lorescan.cases import Expect, check
-from lorescan.explain import explain
+from lorescan._cases import Expect, check
+from lorescan._explain import explain
 
 BOOK = Lorebook.from_entries("elves", [
     {"uid": 0, "key": ["elf"], "content": "Elves live long."},
@@ -17,7 +17,7 @@ BOOK = Lorebook.from_entries("elves", [
 
 
 def _explain(text: str, key: str, settings: Settings | None = None, rng_values=(0.5,)):
-    from lorescan.scenario import ListRandom
+    from lorescan._scenario import ListRandom
 
     settings = settings or Settings(world_info_include_names=False)
     lore = lorescan.compile([BOOK], tokenizer="words")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lorescan.errors import FormatError, LorescanError
-from lorescan.load import document, load, load_bytes, render
+from lorescan._errors import FormatError, LorescanError
+from lorescan._load import document, load, load_bytes, render
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "formats"
 
@@ -200,7 +200,7 @@ def test_agnai_entry_of_wrong_type() -> None:
 
 
 def test_new_entries_without_uid_are_all_written() -> None:
-    from lorescan.model import Entry
+    from lorescan._model import Entry
 
     loaded = load(FIXTURES / "agnai_memory.json")
     loaded.books[0].entries.append(Entry.from_json({"key": ["a"], "content": "A"}))

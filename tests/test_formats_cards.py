@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from lorescan.errors import FormatError, LorescanError
-from lorescan.formats import cards
-from lorescan.load import document, load, load_bytes, render
-from lorescan.model import DepthPrompt
+from lorescan._errors import FormatError, LorescanError
+from lorescan._formats import cards
+from lorescan._load import document, load, load_bytes, render
+from lorescan._model import DepthPrompt
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "formats"
 CARD = FIXTURES / "card_v3_decorators.json"

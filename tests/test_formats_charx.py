@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from lorescan.errors import FormatError
-from lorescan.formats import charx, png
-from lorescan.load import document, load, load_bytes, render
+from lorescan._errors import FormatError
+from lorescan._formats import charx, png
+from lorescan._load import document, load, load_bytes, render
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "formats"
 SAMPLE = FIXTURES / "sample.charx"

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lorescan.errors import FormatError
-from lorescan.formats.chats import Chat, write_st_chat
-from lorescan.load import document, load, load_bytes, render
-from lorescan.model import ChatMessage, TimedEffect
+from lorescan._errors import FormatError
+from lorescan._formats.chats import Chat, write_st_chat
+from lorescan._load import document, load, load_bytes, render
+from lorescan._model import ChatMessage, TimedEffect
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "formats"
 

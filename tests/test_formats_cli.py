@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from lorescan.cli.main import main
-from lorescan.load import load
+from lorescan._cli.main import main
+from lorescan._load import load
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "formats"
 

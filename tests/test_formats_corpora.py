@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from lorescan.errors import LorescanError
-from lorescan.formats import png
-from lorescan.load import document, load, render
+from lorescan._errors import LorescanError
+from lorescan._formats import png
+from lorescan._load import document, load, render
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from lorescan.errors import FormatError
-from lorescan.formats import png
-from lorescan.load import document, load, load_bytes, render
+from lorescan._errors import FormatError
+from lorescan._formats import png
+from lorescan._load import document, load, load_bytes, render
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "formats"
 CARD = json.loads((FIXTURES / "card_v3_decorators.json").read_text(encoding="utf-8"))

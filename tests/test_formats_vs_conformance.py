@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lorescan.load import load
+from lorescan._load import load
 
 from .conftest import CONFORMANCE
 

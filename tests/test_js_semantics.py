@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, strategies as st
 
 from lorescan import _js
-from lorescan.compile import parse_decorators
-from lorescan.macros import MacroEnv, substitute
-from lorescan.model import Entry, Lorebook
-from lorescan.tokens import Chars4, Words, get_counter
+from lorescan._compile import parse_decorators
+from lorescan._macros import MacroEnv, substitute
+from lorescan._model import Entry, Lorebook
+from lorescan._tokens import Chars4, Words, get_counter
 
 
 @pytest.mark.parametrize("value,expected", [

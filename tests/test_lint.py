@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from lorescan.cli.main import main
-from lorescan.lint import CODES, Finding, common_words, lint, regex_problem, words_containing
-from lorescan.model import Lorebook, Settings
+from lorescan._cli.main import main
+from lorescan._lint import CODES, Finding, common_words, lint, regex_problem, words_containing
+from lorescan._model import Lorebook, Settings
 
 
 def book(*entries: dict[str, Any], name: str = "w") -> Lorebook:

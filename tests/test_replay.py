@@ -8,7 +8,7 @@ from hypothesis import given, settings as hsettings, strategies as st
 
 import lorescan
 from lorescan import ChatMessage, Lorebook, Settings
-from lorescan.replay import Session, generation_points, replay
+from lorescan._replay import Session, generation_points, replay
 
 ENTRIES = [
     {"uid": 0, "key": ["dragon"], "content": "Dragons hoard gold.", "sticky": 3},
@@ -91,7 +91,7 @@ def test_session_chat_equals_the_list_it_stands_for(steps) -> None:
 
 def test_session_reads_each_message_once(monkeypatch) -> None:
     """A generation reads only the messages appended since the last one (not the whole chat)."""
-    from lorescan import replay as replay_module
+    from lorescan import _replay as replay_module
 
     calls = []
     real = replay_module.kept_indexes

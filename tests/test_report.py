@@ -15,9 +15,9 @@ import pytest
 
 import lorescan
 from lorescan import ChatMessage, Lorebook, Settings
-from lorescan.cli.main import main
-from lorescan.replay import replay
-from lorescan.report import describe_event, render_report
+from lorescan._cli.main import main
+from lorescan._replay import replay
+from lorescan._report import describe_event, render_report
 
 ENTRIES = [
     {"uid": 0, "key": ["dragon"], "content": "Dragons hoard gold.", "group": "beast", "groupOverride": True,

@@ -7,7 +7,7 @@ import pytest
 import lorescan
 from lorescan import ChatMessage, Lorebook, Settings
 from lorescan._prefilter import required_literals
-from lorescan.keys import EMPTY, REGEX
+from lorescan._keys import EMPTY, REGEX
 
 
 @pytest.mark.parametrize("source,flags,expected", [
@@ -82,8 +82,8 @@ from hypothesis import HealthCheck, assume, given, settings as hsettings  # noqa
 from hypothesis import strategies as st  # noqa: E402
 
 from lorescan._jsregex import PIECE_MARKED, PIECE_NEWLINE, JsRegex, JsRegexSyntaxError  # noqa: E402
-from lorescan.macros import MacroEnv  # noqa: E402
-from lorescan.scan import ScanBuffer  # noqa: E402
+from lorescan._macros import MacroEnv  # noqa: E402
+from lorescan._scan import ScanBuffer  # noqa: E402
 
 
 @pytest.mark.parametrize("source,flags,expected", [
@@ -254,7 +254,7 @@ def test_recursion_text_hits(key: str, expected: list[str]) -> None:
 @given(flags=st.lists(st.booleans(), max_size=8), swipe=st.booleans(), names=st.booleans())
 def test_scan_messages_newest_first_without_system_messages(flags: list[bool], swipe: bool, names: bool) -> None:
     """The lazily built message list equals the whole list built eagerly (what SillyTavern scans)."""
-    from lorescan.scan import ScanMessages
+    from lorescan._scan import ScanMessages
 
     chat = [ChatMessage(name=f"n{i}", mes=f"m{i}", is_system=system) for i, system in enumerate(flags)]
     kept = [m for m in chat if not m.is_system]
@@ -325,5 +325,5 @@ def test_phrase_needles_are_found_where_the_phrase_is(keys: list[str], text: str
 def test_phrase_keys_are_words_and_single_spaces(key: str) -> None:
     """The phrase test (one C-level regex) is: words (``str.isalnum``) and spaces, no space at
     either end."""
-    from lorescan.keys import _PHRASE
+    from lorescan._keys import _PHRASE
     assert bool(_PHRASE(key)) == (key.replace(" ", "").isalnum() and key[0] != " " and key[-1] != " ")

@@ -13,7 +13,7 @@ from hypothesis import given, settings as hsettings, strategies as st
 
 import lorescan
 from lorescan import Character, ChatMessage, Lorebook, Settings, TimedState
-from lorescan.scenario import ListRandom
+from lorescan._scenario import ListRandom
 
 
 class CodeUnits:
@@ -331,7 +331,7 @@ def test_sticky_entry_skips_rolls_and_wipes_its_group_on_cooldown() -> None:
 
 
 def test_sillytavern_hash_matches_a_javascript_computation() -> None:
-    from lorescan.compile import cyrb53
+    from lorescan._compile import cyrb53
 
     # getStringHash("") and getStringHash("hello") as SillyTavern's utils.js computes them.
     assert cyrb53("") == 3338908027751811

@@ -1,0 +1,61 @@
+"""The package's convenience functions: one place, named for what a user does.
+
+Each is a thin, typed front to a pipeline stage's private module, so that no public function
+shares its name with a submodule (``lorescan.load`` is always this function, however often it is
+called and whatever was imported before).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+
+from ._compat import Compat
+from ._engine import Lore, RandomSource
+from ._engine import compile as _compile
+from ._model import ActivationResult, Character, ChatMessage, Lorebook, Settings, TimedState
+from ._replay import Generation
+from ._replay import replay as _replay
+from ._tokens import TokenCounter
+
+if TYPE_CHECKING:  # the loaders stay off the import path until a file is read
+    from ._load import Loaded
+
+
+def load(path: str | Path, *, name: str | None = None, v3_decorators: bool = False) -> Loaded:
+    """Read any supported lorebook, card or chat file; its format is detected from its content.
+
+    ``name`` overrides the book name; ``v3_decorators`` maps V3 card decorators to entry settings.
+    Raises :class:`LorescanError` (one line naming the file) for anything it cannot read.
+    """
+    from ._load import load as _load
+
+    return _load(path, name=name, v3_decorators=v3_decorators)
+
+
+def compile(books: Sequence[Lorebook], *, compat: str | Compat = "1.18",
+            tokenizer: str | TokenCounter = "cl100k", quirks: bool = True,
+            settings: Settings | None = None, cache: bool = False) -> Lore:
+    """Compile lorebooks once, for any number of evaluations (see :meth:`Lore.activate`).
+
+    ``compat`` is the SillyTavern version to reproduce, ``tokenizer`` counts budget tokens and
+    ``quirks=False`` corrects SillyTavern's known bugs.
+    """
+    return _compile(books, compat=compat, tokenizer=tokenizer, quirks=quirks, settings=settings,
+                    cache=cache)
+
+
+def activate(lore: Lore, **kwargs: Any) -> ActivationResult:
+    """Run one evaluation on compiled books: ``lore.activate(**kwargs)``."""
+    return lore.activate(**kwargs)
+
+
+def replay(lore: Lore, messages: Sequence[ChatMessage], *, settings: Settings | None = None,
+           user_name: str = "User", char_name: str = "Character", character: Character | None = None,
+           timed: TimedState | None = None, rng: RandomSource | None = None, trace: bool = False,
+           points: Sequence[int] | None = None,
+           progress: Callable[[int, int], None] | None = None) -> Iterator[Generation]:
+    """Replay a chat as written: one :class:`Generation` per character message after the greeting."""
+    return _replay(lore, messages, settings=settings, user_name=user_name, char_name=char_name,
+                   character=character, timed=timed, rng=rng, trace=trace, points=points,
+                   progress=progress)

@@ -1,0 +1,1 @@
+"""The ``lorescan`` command line: a thin layer over the public API (``lorescan._cli.main``)."""

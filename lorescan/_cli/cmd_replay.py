@@ -1,0 +1,60 @@
+"""``lorescan replay``: replay a chat and show, per generation, what the lorebooks put where."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .common import add_book_args, open_inputs
+from .render import Table, position_label, progress_bar
+
+POSITIONS = ("before", "after", "an_top", "an_bottom", "em", "depth", "outlets")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "replay",
+        help="replay a chat: what activated before each character message, and where it landed",
+        description="Replays a chat as it was written: before each character message, runs the engine "
+                    "on every message before it, carrying sticky/cooldown state from one generation "
+                    "to the next.",
+    )
+    add_book_args(p)
+    p.add_argument("--json", action="store_true",
+                   help="one JSON object per generation, oldest first (conformance shape plus budget)")
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .._replay import generation_points, replay
+
+    inputs = open_inputs(args)
+    points = generation_points(inputs.messages)
+    show_progress = args.progress and len(points) >= 50 and sys.stderr.isatty()
+    bar = progress_bar(len(points)) if show_progress else None
+    gens = replay(inputs.lore, inputs.messages, settings=inputs.settings, user_name=inputs.user_name,
+                  char_name=inputs.char_name, character=inputs.character, timed=inputs.timed,
+                  rng=inputs.rng(), progress=bar.update if bar else None)
+    if args.json:
+        for gen in gens:
+            print(json.dumps(gen.to_json(), ensure_ascii=False))
+        if bar:
+            bar.close()
+        return 0
+    table = Table(["gen", "msg", "activated (position)", "new", "gone", "budget"],
+                  title=f"Replay of {args.chat}: {len(points)} generations, "
+                        f"{len(inputs.books)} book(s), SillyTavern {inputs.lore.compat.version}")
+    total = 0
+    for n, gen in enumerate(gens, 1):
+        r = gen.result
+        total += len(r.activated)
+        acts = ", ".join(f"{a.key} ({position_label(a.position)})" for a in r.activated) or "-"
+        budget = f"{r.budget_used}/{r.budget}" + (" OVERFLOW" if r.overflowed else "")
+        table.add([str(n), str(gen.index), acts, ", ".join(gen.new) or "-", ", ".join(gen.gone) or "-", budget])
+    if bar:
+        bar.close()
+    table.print()
+    print(f"{len(points)} generations, {total} activations in all.")
+    return 0

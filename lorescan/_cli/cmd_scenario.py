@@ -1,0 +1,64 @@
+"""``lorescan scenario FILE...``: run conformance scenarios, one JSON line per file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "scenario",
+        help="run conformance scenario files and print each result as one JSON line",
+        description="Run scenario files in the conformance format. Prints one JSON line per file: "
+                    '{"name": ..., "result": ...} (the result in the shape of "expected"), or '
+                    '{"name": ..., "error": ...}. The SillyTavern version comes from each file\'s '
+                    "st_version unless --st-version is given.",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="scenario JSON files")
+    p.add_argument("--st-version", dest="st_version", default=None,
+                   help="reproduce this SillyTavern version (1.12 or 1.18), overriding st_version")
+    p.add_argument("--no-quirks", dest="quirks", action="store_false",
+                   help="correct SillyTavern's known bugs instead of reproducing them")
+    p.add_argument("--check", action="store_true",
+                   help="also compare with each file's expected result; exit 1 on any mismatch")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .._errors import LorescanError
+    from .._scenario import run_scenario
+
+    status = 0
+    for name in args.files:
+        path = Path(name)
+        label = path.stem
+        try:
+            try:
+                text = path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                raise LorescanError("no such file", file=name) from None
+            except OSError as exc:
+                raise LorescanError(f"cannot read: {exc.strerror}", file=name) from None
+            try:
+                sc = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise LorescanError(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+                                    file=name) from None
+            if isinstance(sc, dict) and isinstance(sc.get("name"), str):
+                label = sc["name"]
+            result = run_scenario(sc, version=args.st_version, quirks=args.quirks)
+            line: dict = {"name": label, "result": result}
+            if args.check:
+                ok = isinstance(sc, dict) and sc.get("expected") == result
+                line["pass"] = ok
+                if not ok:
+                    status = 1
+        except LorescanError as exc:
+            line = {"name": label, "error": str(exc.with_file(name))}
+            status = max(status, 2 if not args.check else 1)
+        print(json.dumps(line, ensure_ascii=False), flush=False)
+    sys.stdout.flush()
+    return status

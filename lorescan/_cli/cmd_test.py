@@ -1,0 +1,104 @@
+"""``lorescan test CASES.yaml``: lorebook regression tests with pass/fail and traces of failures."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("test", help="run lorebook regression cases (YAML or JSON); exit 1 on failure",
+                       description="Runs each case of a case file and prints PASS/FAIL; a failing case "
+                                   "prints the trace of the entries it names.")
+    p.add_argument("cases", metavar="CASES", help="case file (.yaml, .yml or .json)")
+    p.add_argument("--json", action="store_true", help="one JSON line per case")
+    p.set_defaults(func=run)
+
+
+def _read(path: Path) -> Any:
+    from .._errors import LorescanError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise LorescanError("no such file", file=str(path)) from None
+    if path.suffix.lower() == ".json":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise LorescanError(f"invalid JSON: {exc.msg} at line {exc.lineno}", file=str(path)) from None
+    try:
+        import yaml
+    except ImportError:
+        raise LorescanError("reading YAML needs PyYAML (pip install pyyaml)", file=str(path)) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise LorescanError(f"invalid YAML: {str(exc).splitlines()[0]}", file=str(path)) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    import random
+
+    from pydantic import ValidationError
+
+    from .._cases import CaseFile, check
+    from .._engine import Lore
+    from .._errors import LorescanError
+    from .._load import load
+    from .._model import Settings
+    from .._replay import generation_points
+
+    path = Path(args.cases)
+    data = _read(path)
+    try:
+        spec = CaseFile.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise LorescanError(err["msg"], file=str(path), field=".".join(str(x) for x in err["loc"])) from None
+    base = path.parent
+    books = []
+    for b in spec.books:
+        books.extend(load(str(base / b)).books)
+    lore = Lore(books, compat=spec.st_version, tokenizer=spec.tokenizer)
+    failed = 0
+    for case in spec.cases:
+        settings = Settings.model_validate({**spec.settings, **case.settings})
+        user, char = case.user or spec.user, case.char or spec.char
+        if isinstance(case.chat, str):
+            chat_file = load(str(base / case.chat)).chat
+            if chat_file is None:
+                raise LorescanError("is not a chat", file=str(base / case.chat))
+            msgs = list(chat_file.messages)
+            points = generation_points(msgs) or [len(msgs)]
+            at = case.at or len(points)
+            timed = None
+            rng = random.Random(spec.seed)        # one stream for the chat, as a replay draws
+            for index in points[: at - 1]:
+                timed = lore.activate(msgs[:index], settings=settings, user_name=user, char_name=char,
+                                      timed=timed, rng=rng).timed
+            chat, state = msgs[: points[at - 1]], timed
+        else:
+            chat, state, rng = list(case.chat or []), None, random.Random(spec.seed)
+        result = lore.activate(chat, settings=settings, user_name=user, char_name=char, timed=state,
+                               generation_type=case.type, rng=rng, trace=True)
+        problems = check(result, case.expect)
+        if args.json:
+            print(json.dumps({"name": case.name, "pass": not problems, "failures": problems,
+                              "activated": result.activated_keys()}, ensure_ascii=False))
+        else:
+            print(f"{'PASS' if not problems else 'FAIL'}  {case.name}")
+            for msg in problems:
+                print(f"      {msg}")
+            if problems:
+                named = set(case.expect.activated) | set(case.expect.not_activated) | set(case.expect.position)
+                for ev in result.trace or []:
+                    if ev.get("entry") in named:
+                        detail = {k: v for k, v in ev.items() if k not in ("entry",)}
+                        print(f"        trace {ev['entry']}: {detail}")
+        failed += bool(problems)
+    if not args.json:
+        print(f"{len(spec.cases) - failed} passed, {failed} failed")
+    return 1 if failed else 0

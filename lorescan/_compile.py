@@ -1,0 +1,279 @@
+"""Compile lorebooks once: entries read into fast slots objects, decorators parsed, books ordered.
+
+Everything here depends only on the books, so a :class:`Lore` is built once and reused for every
+evaluation; what depends on names or settings (macro-substituted keys, automata, scan order) is
+built on first use and cached inside it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from itertools import repeat
+from operator import itemgetter
+from typing import Any, Iterable
+
+from . import _js
+from ._model import Entry, Lorebook
+
+KNOWN_DECORATORS = ("@@activate", "@@dont_activate")
+
+MATCH_FIELDS = (
+    ("matchPersonaDescription", "persona_description"),
+    ("matchCharacterDescription", "character_description"),
+    ("matchCharacterPersonality", "character_personality"),
+    ("matchCharacterDepthPrompt", "character_depth_prompt"),
+    ("matchScenario", "scenario"),
+    ("matchCreatorNotes", "creator_notes"),
+)
+
+
+def parse_decorators(content: str) -> tuple[list[str], str]:
+    """SillyTavern's ``parseDecorators``: leading ``@@`` lines become decorators.
+
+    When every line is a decorator line the content is left as it was.
+    """
+    if not content.startswith("@@"):
+        return [], content
+    lines = content.split("\n")
+    decorators: list[str] = []
+    fallbacked = False
+    new_content = content
+    for i, line in enumerate(lines):
+        if line.startswith("@@"):
+            if line.startswith("@@@") and not fallbacked:
+                continue
+            probe = line[1:] if line.startswith("@@@") else line
+            if probe.startswith(KNOWN_DECORATORS):
+                decorators.append(probe)
+                fallbacked = False
+            else:
+                fallbacked = True
+        else:
+            new_content = "\n".join(lines[i:])
+            break
+    return decorators, new_content
+
+
+class CompiledEntry:
+    """One entry as the engine reads it: effective values with SillyTavern's JavaScript rules."""
+
+    __slots__ = (
+        "gid", "book", "world", "uid", "key", "entry", "content", "raw_content", "decorators",
+        "order", "order_num", "position", "depth", "role", "disable", "constant", "selective",
+        "selective_logic", "keys", "keys_secondary", "exclude_recursion", "prevent_recursion",
+        "delay_until_recursion", "dur_level", "probability", "use_probability", "group",
+        "group_names", "group_override", "group_weight", "scan_depth", "case_sensitive",
+        "match_whole_words", "use_group_scoring", "sticky", "cooldown", "delay", "char_names",
+        "char_tags", "char_exclude", "triggers", "ignore_budget", "outlet_name", "match_fields", "bucket",
+        "timed_kinds", "rolls", "macros",
+        "_hash",
+    )
+
+    def __init__(self, gid: int, book: str, entry: Entry) -> None:
+        # Only what ordering and key indexing need is read now; the rest on first use (see
+        # _UnfilledEntry), so compiling a huge book costs little more than reading it.
+        self.gid = gid
+        self.book = book
+        self.entry = entry
+        # pydantic keeps field values in __dict__; one C-level read of them all is the fast path
+        (raw, order, constant, self.keys, self.keys_secondary, self.case_sensitive, self.match_whole_words,
+         self.scan_depth, self.delay, dur) = _COMPILE_FIELDS(entry.__dict__)
+        if type(raw) is not str:
+            raw = ""
+        self.raw_content = raw
+        if raw.startswith("@@"):
+            self.decorators, self.content = parse_decorators(raw)
+        else:
+            self.decorators, self.content = _NO_DECORATORS, raw
+        self.order = order
+        # the number JavaScript sorts by; an exact int as it is (no float object per entry)
+        self.order_num = order if type(order) is int and -_EXACT <= order <= _EXACT else (
+            float(order) if type(order) is int else _js.sort_key_number(order))
+        self.constant = _truthy(constant)
+        if dur is False or dur is None or (dur == 0 and type(dur) is int):   # the usual values, fast
+            self.delay_until_recursion, self.dur_level = False, 0.0
+        else:
+            self.delay_until_recursion = _truthy(dur)
+            self.dur_level = (1.0 if dur is True else _js.to_number(dur)) if self.delay_until_recursion else 0.0
+
+    def _identify(self) -> None:
+        entry = self.entry
+        extra = entry.__pydantic_extra__
+        world = extra.get("world") if extra else None
+        self.world = world if isinstance(world, str) else self.book
+        uid = entry.__dict__["uid"]
+        self.uid = uid
+        self.key = f"{self.world}.{uid}" if type(uid) is int else f"{self.world}.{_js.js_string(uid)}"
+        self._hash: int | None = None
+
+    def _fill(self) -> None:
+        """Read the remaining fields (and the identity ones) and become a plain CompiledEntry."""
+        try:
+            _KEY_SLOT.__get__(self)
+        except AttributeError:
+            self._identify()
+        entry = self.entry
+        d = entry.__dict__
+        t = _truthy
+        self.position = d["position"]
+        self.bucket = _bucket(self.position)
+        self.depth = d["depth"]
+        self.role = d["role"]
+        disable = d["disable"]
+        self.disable = disable is True or (disable is not False and _js.loose_eq_true(disable))
+        self.selective = t(d["selective"])
+        self.selective_logic = d["selectiveLogic"]
+        self.exclude_recursion = t(d["excludeRecursion"])
+        self.prevent_recursion = t(d["preventRecursion"])
+        p = self.probability = d["probability"]
+        self.use_probability = t(d["useProbability"])
+        #: whether activating it draws a probability roll (not at exactly 100, nor when sticky)
+        self.rolls = self.use_probability and not (isinstance(p, (int, float)) and not isinstance(p, bool)
+                                                   and p == 100)
+        #: whether its content may hold a macro (else substitution leaves it as it is)
+        self.macros = "<" in self.content or "{{" in self.content
+        grp = d["group"]
+        self.group = grp
+        self.group_names = _split_groups(grp) if grp and isinstance(grp, str) else _NO_GROUPS
+        self.group_override = t(d["groupOverride"])
+        gw = d["groupWeight"]
+        self.group_weight = 100 if gw is None else gw
+        self.use_group_scoring = d["useGroupScoring"]
+        self.sticky = d["sticky"]
+        self.cooldown = d["cooldown"]
+        self.timed_kinds = tuple(k for k, v in (("sticky", self.sticky), ("cooldown", self.cooldown)) if t(v))
+        cf = d["characterFilter"]
+        if cf is None:
+            self.char_names, self.char_tags, self.char_exclude = _NO_GROUPS, _NO_GROUPS, False
+        else:
+            self.char_names = list(cf.names) if cf.names else _NO_GROUPS
+            self.char_tags = list(cf.tags) if cf.tags else _NO_GROUPS
+            self.char_exclude = t(cf.isExclude)
+        trig = d["triggers"]
+        self.triggers = list(trig) if trig and isinstance(trig, list) else _NO_GROUPS
+        self.ignore_budget = t(d["ignoreBudget"])
+        ol = d["outletName"]
+        self.outlet_name = ol if isinstance(ol, str) else ""
+        self.match_fields = tuple(name for flag, name in MATCH_FIELDS if t(d[flag])) \
+            if entry.model_fields_set.intersection(_MATCH_FLAGS) else ()
+        self.__class__ = CompiledEntry
+
+    @property
+    def st_hash(self) -> int:
+        """SillyTavern's timed-effect hash of this entry (cyrb53 of its loaded JSON), computed lazily."""
+        if self._hash is None:
+            self._hash = cyrb53(_st_entry_json(self))
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"<CompiledEntry {self.key}>"
+
+
+#: what :meth:`CompiledEntry.__init__` reads, by JSON name
+_COMPILE_FIELDS = itemgetter("content", "order", "constant", "key", "keysecondary", "caseSensitive",
+                             "matchWholeWords", "scanDepth", "delay", "delayUntilRecursion")
+
+
+class _UnfilledEntry(CompiledEntry):
+    """A compiled entry whose other fields are not read yet. The first use of one of them fills
+    them all and makes the object a plain :class:`CompiledEntry`: a class with ``__getattr__`` makes
+    every attribute read slower (the interpreter's fast path is off for it), and the engine reads
+    the entries it reaches often. The identity fields are read on their own: a lookup by
+    ``"<book>.<uid>"`` reads every entry's key, and nothing else."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _IDENTITY:
+            self._identify()
+            return object.__getattribute__(self, name)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        self._fill()
+        return object.__getattribute__(self, name)
+
+
+_KEY_SLOT = CompiledEntry.key   # the slot's descriptor: reads it without __getattr__
+_EXACT = 2**53   # ints up to this size are exact as JavaScript numbers
+_GROUP_SPLIT = re.compile(r",[" + re.escape(_js.JS_WHITESPACE) + r"]*")
+_NO_DECORATORS: list[str] = []
+_IDENTITY = frozenset(("world", "uid", "key", "_hash"))
+_NO_GROUPS: list[Any] = []
+_MATCH_FLAGS = frozenset(flag for flag, _ in MATCH_FIELDS)
+
+
+def _bucket(value: Any) -> int | None:
+    """The position number when ``position`` is strictly a number (``"0"`` is never emitted)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if value != value or value in (math.inf, -math.inf):   # NaN or infinite: matches no position
+        return None
+    return int(value) if value == int(value) else None
+
+
+def _truthy(v: Any) -> bool:
+    """JavaScript truthiness (inlined form of :func:`lorescan._js.truthy` for the compile loop)."""
+    if v is True:
+        return True
+    if v is None or v is False:
+        return False
+    return _js.truthy(v)
+
+
+def _split_groups(group: str) -> list[str]:
+    """``group.split(/,\\s*/).filter(x => x)``: whitespace after a comma is dropped, nowhere else."""
+    return [g for g in _GROUP_SPLIT.split(group) if g]
+
+
+def _js_json(value: Any) -> Any:
+    if isinstance(value, float) and value == value and value == int(value) and abs(value) < 1e21:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _js_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_js_json(v) for v in value]
+    return value
+
+
+def _st_entry_json(ce: CompiledEntry) -> str:
+    """``JSON.stringify`` of the entry as SillyTavern loads it: ``{uid, world, ...rest, decorators}``."""
+    data = ce.entry.to_json()
+    obj: dict[str, Any] = {}
+    if "uid" in data:
+        obj["uid"] = data["uid"]
+    obj["world"] = ce.book          # the book it was loaded from (not a "world" field)
+    for k, v in data.items():
+        if k != "uid":
+            obj[k] = v
+    obj["decorators"] = ce.decorators
+    obj["content"] = ce.content
+    return json.dumps(_js_json(obj), ensure_ascii=False, separators=(",", ":"))
+
+
+def cyrb53(text: str, seed: int = 0) -> int:
+    """SillyTavern's ``getStringHash`` (cyrb53 over UTF-16 code units)."""
+    m32 = 0xFFFFFFFF
+    h1 = (0xDEADBEEF ^ seed) & m32
+    h2 = (0x41C6CE57 ^ seed) & m32
+    data = text.encode("utf-16-le")
+    for i in range(0, len(data), 2):
+        ch = data[i] | (data[i + 1] << 8)
+        h1 = ((h1 ^ ch) * 2654435761) & m32
+        h2 = ((h2 ^ ch) * 1597334677) & m32
+    h1 = (((h1 ^ (h1 >> 16)) * 2246822507) & m32) ^ (((h2 ^ (h2 >> 13)) * 3266489909) & m32)
+    h2 = (((h2 ^ (h2 >> 16)) * 2246822507) & m32) ^ (((h1 ^ (h1 >> 13)) * 3266489909) & m32)
+    return 4294967296 * (2097151 & h2) + (h1 & m32)
+
+
+def compile_books(books: Iterable[Lorebook]) -> list[tuple[Lorebook, list[CompiledEntry]]]:
+    """Each book with its entries compiled in reading order (gids numbered across all books)."""
+    out: list[tuple[Lorebook, list[CompiledEntry]]] = []
+    gid = 0
+    for book in books:
+        entries = book.scan_order()
+        compiled = list(map(_UnfilledEntry, range(gid, gid + len(entries)), repeat(book.name), entries))
+        gid += len(compiled)
+        out.append((book, compiled))
+    return out

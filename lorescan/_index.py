@@ -1,0 +1,371 @@
+"""The key index: every key of every entry prepared once (see :mod:`lorescan.keys`), each
+needle's entries listed, and the keys with macros prepared per (user, character) by
+:meth:`KeyIndex.bind`. Each entry's keys are prepared when a scan first reaches it; entries with no
+rare gate then get a :class:`PlainEntry` record for the engine's fast path.
+"""
+
+from __future__ import annotations
+
+from itertools import chain, compress, count, repeat
+from operator import and_, attrgetter, is_, not_
+from typing import Callable, Sequence
+
+from . import _js
+from ._compile import CompiledEntry
+from ._keys import MACRO, SKIP, Key, KeyItem, Needles, prepare_items, prepare_macro, register
+from ._macros import MacroEnv
+
+UNBUILT = object()        # an entry whose PlainEntry record is not made yet
+_KEYS, _SECONDARY = attrgetter("keys"), attrgetter("keys_secondary")
+
+_GID = attrgetter("gid")
+_CS, _WW = attrgetter("case_sensitive"), attrgetter("match_whole_words")   # an entry's own modes
+
+
+def _modes(ecs: object, eww: object, case_sensitive: bool, whole_words: bool) -> tuple[bool, bool]:
+    """An entry's case sensitivity and whole-word matching (``ecs``, ``eww``: its own values)
+    ``??`` the settings."""
+    return (case_sensitive if ecs is None else _js.truthy(ecs),
+            whole_words if eww is None else _js.truthy(eww))
+
+
+
+class KeyIndex:
+    """Every key of every entry, prepared once, with the automata that find them.
+
+    Built per (entries, global case and whole-word settings) and independent of names: keys that
+    contain macros are marked and prepared per (user, character) by :meth:`bind`.
+    """
+
+    def __init__(self, entries: Sequence[CompiledEntry], case_sensitive: bool, whole_words: bool) -> None:
+        self.case_sensitive = case_sensitive
+        self.whole_words = whole_words
+        self.size = len(entries)    # entries[gid] is the entry numbered gid (Lore's list)
+        if entries and (entries[0].gid != 0 or entries[-1].gid != self.size - 1):
+            raise ValueError("KeyIndex needs every entry, in gid order")
+        self.needles = Needles()
+        #: gid -> its prepared primary / secondary keys (made on first use)
+        self.primary = _LazyKeys(entries, "keys", (case_sensitive, whole_words), self.needles)
+        self.secondary = _LazyKeys(entries, "keys_secondary", (case_sensitive, whole_words), self.needles)
+        self.always: list[int] = []
+        #: entries with a key holding a macro: (entry, primary, secondary, mode) with the macro keys
+        #: as ``MACRO`` placeholders, filled per names by :class:`BoundIndex`
+        self.macro: list[tuple[CompiledEntry, tuple[KeyItem, ...], tuple[KeyItem, ...], tuple[bool, bool]]] = []
+        needles = self.needles
+        # Entries grouped by their (case, word) mode; most use the global one.
+        default = (case_sensitive, whole_words)
+        cs_own, ww_own = list(map(_CS, entries)), list(map(_WW, entries))
+        plain = list(map(and_, map(is_, cs_own, repeat(None)), map(is_, ww_own, repeat(None))))
+        by_mode: dict[tuple[bool, bool], list[CompiledEntry]] = {default: []}
+        if all(plain):
+            by_mode[default] = list(entries)
+        else:
+            by_mode[default] = list(compress(entries, plain))
+            own = list(map(not_, plain))
+            for ce, ecs, eww in zip(compress(entries, own), compress(cs_own, own), compress(ww_own, own)):
+                by_mode.setdefault(_modes(ecs, eww, case_sensitive, whole_words), []).append(ce)
+        for mode, group in by_mode.items():
+            self._add_group(group, mode)
+        needles.build()
+        # done growing: tuples are smaller, and the collector stops walking tuples of ints
+        needles.entries = list(map(tuple, needles.entries))
+        #: (regex key text, piece, how it is searched) -> whether the regex matches that piece, or
+        #: TIMED_OUT (see ``ScanBuffer.regex_piecewise``); kept across evaluations like hits.
+        self.piece_memo: dict[tuple[str, str, int], object] = {}
+
+    def _add_group(self, group: list[CompiledEntry], mode: tuple[bool, bool]) -> None:
+        """Prepare the keys of entries sharing one (case, word) mode: each distinct raw key once
+        (plain words in bulk), then every entry's keys by lookup and each needle's entries listed;
+        an entry with a macro key goes to :attr:`macro`. Built with C-level maps where it can: this
+        runs once per 100k-entry book."""
+        needles = self.needles
+        klists = list(map(_KEYS, group))
+        slists = list(map(_SECONDARY, group))
+        try:
+            distinct = set(chain.from_iterable(filter(None, klists)))
+            distinct.update(chain.from_iterable(filter(None, slists)))
+        except TypeError:   # an unhashable key (never a match): prepared where it is used
+            distinct = {k for keys in chain(klists, slists) if keys for k in keys if type(k) is str}
+        cache = needles.add_keys(distinct, mode)
+        gids = list(map(_GID, group))
+        # Every primary key prepared by lookup, for listing each needle's entries.
+        present = list(filter(None, klists))
+        try:
+            items = list(map(cache.__getitem__, chain.from_iterable(present)))
+        except (KeyError, TypeError):   # odd keys: one by one
+            items = list(chain.from_iterable(prepare_items(ks, cache, mode, needles) for ks in present))
+        owners = list(chain.from_iterable(map(repeat, compress(gids, klists), map(len, present))))
+        # Entries with a macro key are prepared per names (BoundIndex); their other keys are
+        # listed here like any other. Found from the prepared primary keys and the raw secondary ones.
+        macro_raws = set(compress(cache.keys(), map(is_, cache.values(), repeat(MACRO))))
+        macro: set[int] = set()
+        if macro_raws:
+            at = list(compress(range(len(items)), map(is_, items, repeat(MACRO))))
+            macro.update(map(owners.__getitem__, at))
+            for p in at:
+                items[p] = _NO_NEEDLE
+            sec = list(filter(None, slists))
+            try:
+                hits = list(map(macro_raws.__contains__, chain.from_iterable(sec)))
+            except TypeError:   # an unhashable key
+                hits = [type(k) is str and k in macro_raws for k in chain.from_iterable(sec)]
+            if any(hits):
+                sec_owners = chain.from_iterable(map(repeat, compress(gids, slists), map(len, sec)))
+                macro.update(compress(sec_owners, hits))
+        if macro:
+            where = dict(zip(gids, count()))
+            for g in sorted(macro):
+                i = where[g]
+                self.macro.append((group[i], prepare_items(klists[i], cache, mode, needles),
+                                   prepare_items(slists[i], cache, mode, needles), mode))
+            self.primary.skip.update(macro)
+            self.secondary.skip.update(macro)
+        self.primary.add(gids, mode, cache)
+        self.secondary.add(gids, mode, cache)
+        # Each needle lists its entries (an entry may be listed twice: candidates are sets).
+        lists, always = needles.entries, self.always
+        for nid, g in zip(items, owners):
+            if type(nid) is int:
+                lists[nid].append(g)
+            elif nid.nids:  # type: ignore[union-attr]
+                for n in nid.nids:  # type: ignore[union-attr]
+                    lists[n].append(g)
+            elif nid.kind != SKIP and (not always or always[-1] != g):  # type: ignore[union-attr]
+                always.append(g)   # a key with no needle (regex without literal, blank, "\x01"): every pass
+
+    def bind(self, env: MacroEnv) -> "BoundIndex":
+        """This index with macro keys substituted for ``env`` (the caller keeps it per names: a
+        cache here would make a reference cycle, and a dropped book would wait for the collector)."""
+        return BoundIndex(self, env)
+
+
+class _LazyKeys:
+    """Entries' prepared keys (primary or secondary) by gid, each list prepared on first use from
+    the entry's raw keys: a scan reads them only for entries it reaches (a few per evaluation), so
+    compiling makes no per-entry tuples. Their needles are in the automata already (every raw key
+    is prepared)."""
+
+    __slots__ = ("entries", "field", "default", "modes", "caches", "needles", "skip", "made")
+
+    def __init__(self, entries: Sequence[CompiledEntry], field: str, default: tuple[bool, bool],
+                 needles: Needles) -> None:
+        self.entries = entries                      # by gid
+        self.field = field                          # "keys" or "keys_secondary"
+        self.default = default
+        self.modes: dict[int, tuple[bool, bool]] = {}             # gid -> its mode, if not default
+        self.caches: dict[tuple[bool, bool], dict[object, KeyItem]] = {}   # mode -> raw key -> item
+        self.needles = needles
+        self.skip: set[int] = set()                 # entries with a macro key (prepared per names)
+        self.made: dict[int, tuple[KeyItem, ...]] = {}
+
+    def add(self, gids: list[int], mode: tuple[bool, bool], cache: dict[object, KeyItem]) -> None:
+        """Entries sharing ``mode`` (``cache``: its prepared raw keys)."""
+        self.caches[mode] = cache
+        if mode != self.default:
+            self.modes.update(zip(gids, repeat(mode)))
+
+    def get(self, gid: int, default: object = None) -> object:
+        got = self.made.get(gid)
+        if got is None:
+            if gid in self.skip or not 0 <= gid < len(self.entries):
+                return default
+            keys = getattr(self.entries[gid], self.field)
+            if not keys:
+                return default
+            mode = self.modes.get(gid, self.default)
+            got = self.made[gid] = prepare_items(keys, self.caches[mode], mode, self.needles)
+        return got
+
+    def __getitem__(self, gid: int) -> tuple[KeyItem, ...]:
+        got = self.get(gid, _ABSENT)
+        if got is _ABSENT:
+            raise KeyError(gid)
+        return got  # type: ignore[return-value]
+
+
+class _Overlay:
+    """A mapping's ``get`` with some more keys (the macro entries' keys for one pair of names) on
+    top, without copying the mapping (100k entries)."""
+
+    __slots__ = ("base", "own")
+
+    def __init__(self, base: dict[int, tuple[KeyItem, ...]]) -> None:
+        self.base = base
+        self.own: dict[int, tuple[KeyItem, ...]] = {}
+
+    def get(self, key: int, default: object = None) -> object:
+        got = self.own.get(key, _ABSENT)
+        return self.base.get(key, default) if got is _ABSENT else got
+
+    def __getitem__(self, key: int) -> tuple[KeyItem, ...]:
+        got = self.own.get(key, _ABSENT)
+        return self.base[key] if got is _ABSENT else got  # type: ignore[return-value]
+
+    def __setitem__(self, key: int, value: tuple[KeyItem, ...]) -> None:
+        self.own[key] = value
+
+
+_ABSENT = object()
+_NO_NEEDLE = Key(SKIP, "")   # stands for a macro key while the other keys are listed
+
+
+class BoundIndex:
+    """A :class:`KeyIndex` plus the macro keys of one (user, character): what a scan queries."""
+
+    def __init__(self, main: KeyIndex, env: MacroEnv) -> None:
+        self.main = main
+        self.env = env
+        over = Needles(base=len(main.needles.word))
+        self.primary = main.primary
+        self.secondary = main.secondary
+        self.always = main.always
+        if main.macro:
+            self.primary = _Overlay(main.primary)       # type: ignore[assignment]
+            self.secondary = _Overlay(main.secondary)   # type: ignore[assignment]
+            self.always = list(main.always)
+            listed = set(main.always)
+            caches: dict[tuple[bool, bool], dict[str, KeyItem]] = {}   # keys recur across entries
+            for ce, prim, sec, mode in main.macro:
+                cache = caches.setdefault(mode, {})
+                gid = ce.gid
+                if ce.keys:
+                    # only the macro keys are prepared here; the others are in the main index
+                    fresh = [prepare_macro(raw, env, mode, over, cache)  # type: ignore[arg-type]
+                             for raw, item in zip(ce.keys, prim) if item is MACRO]
+                    it = iter(fresh)
+                    self.primary[gid] = tuple(next(it) if item is MACRO else item for item in prim)
+                    if register(fresh, gid, over) and gid not in listed:
+                        self.always.append(gid)
+                        listed.add(gid)
+                if ce.keys_secondary:
+                    self.secondary[gid] = tuple(
+                        prepare_macro(raw, env, mode, over, cache) if item is MACRO else item  # type: ignore[arg-type]
+                        for raw, item in zip(ce.keys_secondary, sec))
+        over.build()
+        self.over = over if over.word else None
+        self.base = over.base
+        self.newline_needles = main.needles.newline or over.newline
+        self.hits_memo: dict[str, frozenset[int]] = {}   # text -> hits (read directly by hot paths)
+        #: the entries listed under a needle id: one list lookup (the overlay's ids follow the main ones)
+        self.needle_entries: Callable[[int], Sequence[int]] = (
+            main.needles.entries if self.over is None else main.needles.entries + over.entries).__getitem__
+        #: per gid: its PlainEntry, None (the entry needs the full gate) or UNBUILT (see :meth:`plain`)
+        self.plain_records: list[PlainEntry | None | object] = [UNBUILT] * main.size
+        self._deaths = self._count_deaths()
+
+    def _count_deaths(self) -> int:
+        return self.main.needles.deaths + (self.over.deaths if self.over is not None else 0)
+
+    def refresh(self) -> None:
+        """Forget the entry records if a regex needle was given up since they were made."""
+        deaths = self._count_deaths()
+        if deaths != self._deaths:
+            self._deaths = deaths
+            self.plain_records[:] = [UNBUILT] * len(self.plain_records)
+
+    def regex_ready(self, key: Key) -> bool:
+        """Whether a regex key is looked up as its regex needle (see :meth:`Needles.regex_ready`)."""
+        rid = key.rid
+        if rid < 0:
+            return False
+        return (self.main.needles if rid < self.base else self.over).regex_ready(rid)  # type: ignore[union-attr]
+
+    def plain(self, ce: CompiledEntry) -> "PlainEntry | None":
+        """The entry's :class:`PlainEntry` record, or ``None`` when it needs the full gate (memoised)."""
+        gid = ce.gid
+        rec = self.plain_records[gid]
+        if rec is UNBUILT:
+            rec = self.plain_records[gid] = _plain_record(ce, self.primary.get(gid, ()), self.secondary.get(gid, ()),
+                                                          self.regex_ready)
+        return rec  # type: ignore[return-value]
+
+    def hits(self, text: str) -> frozenset[int]:
+        """Needle ids found in one piece of scan text (memoised: messages recur across generations)."""
+        cached = self.hits_memo.get(text)
+        if cached is not None:
+            return cached
+        found: set[int] = set()
+        if text:
+            lowered = _js.lower(text)
+            main = self.main.needles
+            main.collect(text, lowered, found)
+            if self.over is not None:
+                self.over.collect(text, lowered, found)
+            if main.phrase_triggers:
+                main.find_phrases(text, lowered, found)
+            if main.triggers:
+                main.find_regexes(text, found, self.main.piece_memo)
+            if self.over is not None and self.over.triggers:
+                self.over.find_regexes(text, found, self.main.piece_memo)
+            self.refresh()
+        result = frozenset(found)
+        if len(self.hits_memo) > 20000:    # messages and recursed contents; about 15 MB at most
+            self.hits_memo.clear()
+        self.hits_memo[text] = result
+        return result
+
+
+class PlainEntry:
+    """An entry whose gate is only its timed effects plus key lookups, prepared for the fast path.
+
+    ``kind`` is :data:`NEVER` (disabled), :data:`CONSTANT` or :data:`KEYED`; the keys are split into
+    needle ids (set lookups) and the rest (regex and other :class:`Key` objects); ``secondary`` is
+    ``None`` when the secondary keys do not apply; ``logic`` is the selective logic 0–3, or -1 for a
+    value equal to none of them; ``depth`` is the entry's own scan depth, or ``None`` for the global one.
+    """
+
+    __slots__ = ("kind", "primary", "primary_other", "secondary", "secondary_other", "logic",
+                 "exclude_recursion", "depth", "simple")
+
+    def __init__(self, kind: int, primary: tuple[int, ...] = (), primary_other: tuple[Key, ...] = (),
+                 secondary: tuple[int, ...] | None = None, secondary_other: tuple[Key, ...] = (),
+                 logic: int = -1, exclude_recursion: bool = False, depth: float | None = None) -> None:
+        self.kind = kind
+        self.primary = primary
+        self.primary_other = primary_other
+        self.secondary = secondary
+        self.secondary_other = secondary_other
+        self.logic = logic
+        self.exclude_recursion = exclude_recursion
+        self.depth = depth
+        #: keyed, global depth and plain keys only: gated by set lookups (the engine inlines it)
+        self.simple = kind == KEYED and depth is None and not primary_other and not secondary_other
+
+
+NEVER, CONSTANT, KEYED = range(3)
+
+
+def _split(items: Sequence[KeyItem], ready: Callable[[Key], bool]) -> tuple[tuple[int, ...], tuple[Key, ...]]:
+    """Needle ids (a regex key that is looked up as its regex needle too) and the other keys."""
+    ids = [k if type(k) is int else k.rid for k in items if type(k) is int or ready(k)]  # type: ignore[union-attr, arg-type]
+    return tuple(ids), tuple(k for k in items if type(k) is not int and not ready(k))  # type: ignore[misc, arg-type]
+
+
+def _plain_record(ce: CompiledEntry, primary: Sequence[KeyItem], secondary: Sequence[KeyItem],
+                  ready: Callable[[Key], bool]) -> PlainEntry | None:
+    """A :class:`PlainEntry` unless the entry has a rarer gate (generation triggers, character
+    filters, decorators, delay until recursion, extra match fields): those go through ``gate``."""
+    if ce.disable:
+        return PlainEntry(NEVER)
+    if ce.triggers or ce.char_names or ce.char_tags or ce.delay_until_recursion or ce.decorators \
+            or ce.match_fields:
+        return None
+    excl = bool(ce.exclude_recursion)
+    if ce.constant:
+        return PlainEntry(CONSTANT, exclude_recursion=excl)
+    if not isinstance(ce.keys, list) or not ce.keys:
+        return PlainEntry(NEVER)
+    ints, others = _split(primary, ready)
+    sec: tuple[int, ...] | None = None
+    sec_others: tuple[Key, ...] = ()
+    logic = -1
+    if secondary and ce.selective:
+        sec, sec_others = _split(secondary, ready)
+        v = ce.selective_logic
+        if v is None:
+            v = 0
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v in (0, 1, 2, 3):
+            logic = int(v)
+    sd = ce.scan_depth
+    return PlainEntry(KEYED, ints, others, sec, sec_others, logic, excl,
+                      None if sd is None else _js.to_number(sd))

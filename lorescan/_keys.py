@@ -1,0 +1,397 @@
+"""Keys prepared for scanning: needle ids, the automata that find them, and the slow kinds.
+
+Plain keys become needle ids in two Aho-Corasick automata (case-folded and exact); regex keys,
+blank keys and keys holding ``"\\x01"`` stay :class:`Key` objects, a regex key with prefilter
+needles so it is only tried where one occurs. Such a regex key that can only match within one piece
+of scan text also gets a regex needle id, added to a text's hits when the regex matches it, so it
+is looked up like a plain key. A new multi-word key (a phrase) is not put in the automata (it
+would make most of the trie): it is found through its longest word, then looked for in the piece.
+:mod:`lorescan.index` builds the index of a book's entries from these.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from functools import partial
+from itertools import repeat
+from typing import Iterable, Sequence
+
+import ahocorasick
+
+from . import _js
+from ._jsregex import JsRegex, parse_regex_key
+from ._prefilter import required_literals
+from ._macros import MacroEnv, substitute
+
+MARKER = "\x01"
+TIMED_OUT = "timed out"   # a piece memo's note: searching this piece timed out
+
+SKIP, PLAIN, EMPTY, REGEX, SLOW = range(5)  # PLAIN keys are bare needle ids
+
+
+def is_word_char(ch: str) -> bool:
+    """ASCII ``\\w`` (JavaScript regexes without the ``u`` flag)."""
+    return ch.isascii() and (ch.isalnum() or ch == "_")
+
+
+class Key:
+    """A key that needs more than an automaton lookup (regex, blank, ``\\x01``, or not matchable).
+
+    Plain keys are stored as bare needle ids (ints) instead; both kinds keep their position in the
+    entry's key list so traces can name the raw key.
+    """
+
+    __slots__ = ("kind", "text", "_regex", "raw", "cs", "ww", "nids", "rid")
+
+    def __init__(self, kind: int, raw: str, text: str = "", regex: JsRegex | None = None,
+                 cs: bool = False, ww: bool = False, nids: tuple[int, ...] = ()) -> None:
+        self.kind = kind
+        self.raw = raw
+        self.text = text
+        self._regex = regex
+        self.cs = cs
+        self.ww = ww
+        self.nids = nids        # needles one of which every match contains (a prefilter), or ()
+        self.rid = -1           # a regex key's regex needle (see Needles.add_regex), or -1
+
+    @property
+    def regex(self) -> JsRegex | None:
+        """The compiled regex, built on first use; ``None`` if JavaScript would reject it (plain text)."""
+        if self._regex is None and self.kind == REGEX:
+            self._regex = parse_regex_key(self.text) or False  # type: ignore[assignment]
+        return self._regex or None
+
+
+_KEY_SYNTAX = re.compile(r"/([\s\S]+?)/([gimsuy]*)")
+_UNESCAPED_SLASH = re.compile(r"(?:^|[^\\])/")
+
+
+def _escape_for_word_regex(needle: str) -> str:
+    return re.sub(r"[/\-\\^$*+?.()|\[\]{}]", lambda m: "\\" + m.group(0), needle)
+
+
+def match_key_text(haystack: str, needle: str, case_sensitive: bool, whole_words: bool) -> bool:
+    """SillyTavern's ``matchKeys`` on a full scan text (the slow reference path)."""
+    rx = parse_regex_key(needle)
+    if rx is not None:
+        return rx.test(haystack)
+    if not case_sensitive:
+        haystack = _js.lower(haystack)
+        needle = _js.lower(needle)
+    if whole_words:
+        if len(_js.split_ws(needle)) > 1:
+            return needle in haystack
+        pattern = r"(?:^|[^A-Za-z0-9_])(" + _escape_for_word_regex(needle) + r")(?:\Z|[^A-Za-z0-9_])"
+        return re.search(pattern, haystack) is not None
+    return needle in haystack
+
+
+KeyItem = int | Key
+_WHITESPACE = re.compile("[" + re.escape(_js.JS_WHITESPACE) + "]")
+
+
+_LONGEST = partial(max, key=len)
+#: words (``str.isalnum``: ``\w`` without ``_``) joined by spaces, none at either end
+_PHRASE = re.compile(r"[^\W_]+(?: +[^\W_]+)*").fullmatch
+
+
+class Needles:
+    """Needle ids and the two automata (case-folded and exact) that find them.
+
+    An automaton maps each needle text to its id, or to a tuple of ids when the same text is
+    needed both as a whole word and as a substring; ``word`` and ``length`` are per id.
+    """
+
+    def __init__(self, base: int = 0) -> None:
+        self.base = base
+        self.ids: dict[tuple[bool, bool], dict[str, int]] = {}   # (case, word) -> needle -> id
+        self.newline = False        # whether some needle holds "\n"
+        self.word: list[bool] = []
+        self.length: list[int] = []
+        self.entries: list[list[int]] = []
+        # needle text -> its id, or the ids of the same text as a whole word and as a substring
+        self._values: tuple[dict[str, int | tuple[int, ...]], ...] = ({}, {})   # case-folded, exact
+        self._ci: ahocorasick.Automaton | None = None
+        self._cs: ahocorasick.Automaton | None = None
+        # Regex needles: a regex key with prefilter needles also gets a needle id, found in a piece
+        # of text when a prefilter needle occurs there and the regex matches the piece. Only for
+        # regexes whose matches never reach beyond a piece (``JsRegex.local``, decided on first use).
+        self._regex_ids: dict[str, int] = {}             # regex key text -> its needle id
+        self.regex_on: dict[int, tuple[int, ...]] = {}   # prefilter needle -> regex needles
+        self.regex_keys: dict[int, Key] = {}             # regex needle -> a key with that text
+        self.regex_live: dict[int, bool] = {}            # regex needle -> whether hits find it
+        self.triggers: frozenset[int] = frozenset()      # the prefilter needles of regex needles
+        # Phrase needles (see _add_phrases): a trigger needle -> the phrase needle(s) it leads to,
+        # each phrase's text, and the case-sensitive ones (ints and strings: no tuples by the
+        # 10,000 for the collector to walk)
+        self.phrase_on: dict[int, int | tuple[int, ...]] = {}
+        self.phrase_text: dict[int, str] = {}
+        self.phrase_cs: set[int] = set()
+        self.phrase_triggers: frozenset[int] = frozenset()
+        self.deaths = 0                                  # regex needles given up (a search timed out)
+
+    def add(self, needle: str, cs: bool, word: bool) -> int:
+        ids = self.ids.get((cs, word))
+        if ids is None:
+            ids = self.ids[(cs, word)] = {}
+        nid = ids.get(needle)
+        if nid is None:
+            nid = self.base + len(self.word)
+            ids[needle] = nid
+            self.newline = self.newline or "\n" in needle
+            self.word.append(word)
+            self.length.append(len(needle))
+            self.entries.append([])
+            values = self._values[cs]
+            old = values.get(needle)
+            values[needle] = nid if old is None else (old + (nid,) if type(old) is tuple else (old, nid))
+        return nid
+
+    def add_keys(self, raws: Iterable[object], mode: tuple[bool, bool]) -> dict[object, KeyItem]:
+        """Each raw key prepared (:func:`_prepare_raw`): keys that are one word, or words and single
+        spaces, become needles in bulk; the rest one by one."""
+        cs, ww = mode
+        pool = raws if isinstance(raws, set) else set(raws)
+        try:
+            words = list(filter(str.isalnum, pool))
+        except TypeError:   # a key that is not a string
+            words = [r for r in pool if type(r) is str and r.isalnum()]
+        rest = pool.difference(words)
+        # words and single spaces: nothing to trim, and never a whole word (they hold a space)
+        try:
+            phrases = list(filter(_PHRASE, rest))
+        except TypeError:   # a key that is not a string
+            phrases = [r for r in rest if type(r) is str and _PHRASE(r)]
+        cache: dict[object, KeyItem] = {raw: _prepare_raw(raw, mode, self) for raw in rest.difference(phrases)}
+        self._add_bulk(words, cs, ww, cache)
+        self._add_bulk(phrases, cs, False, cache, phrases=True)
+        return cache
+
+    def _add_bulk(self, raws: list[str], cs: bool, word: bool, cache: dict[object, KeyItem],
+                  phrases: bool = False) -> None:
+        """``add`` for many needles that hold no newline, with C-level maps. New ``phrases`` (words
+        and single spaces) are not put in the automata but found through their longest word (see
+        :meth:`find_phrases`): their own trie nodes would be most of the trie."""
+        texts = raws if cs else list(map(str.lower, raws))
+        ids = self.ids.setdefault((cs, word), {})
+        new = [t for t in dict.fromkeys(texts) if t not in ids]
+        start = self.base + len(self.word)
+        fresh = dict(zip(new, range(start, start + len(new))))
+        ids.update(fresh)
+        self.word.extend(repeat(word, len(new)))
+        self.length.extend(map(len, new))
+        self.entries.extend([] for _ in range(len(new)))
+        if phrases and fresh:
+            self._add_phrases(fresh, cs)
+            fresh = {}
+        values = self._values[cs]
+        for text in values.keys() & fresh.keys():   # the same text needed in another mode too
+            old, nid = values[text], fresh.pop(text)
+            values[text] = old + (nid,) if type(old) is tuple else (old, nid)
+        values.update(fresh)
+        cache.update(zip(raws, map(ids.__getitem__, texts)))
+
+    def _add_phrases(self, fresh: dict[str, int], cs: bool) -> None:
+        """Phrase needles (text -> id), each found through a substring needle for its longest word."""
+        texts = list(fresh)
+        longest = list(map(_LONGEST, map(str.split, texts, repeat(" "))))
+        triggers: dict[object, KeyItem] = {}
+        self._add_bulk(longest, cs, False, triggers)
+        on = self.phrase_on
+        pids = list(fresh.values())
+        for pid, tid in zip(pids, map(triggers.__getitem__, longest)):
+            got = on.get(tid)   # type: ignore[call-overload]
+            on[tid] = pid if got is None else (got, pid) if type(got) is int else got + (pid,)  # type: ignore[index, operator]
+        self.phrase_text.update(zip(pids, texts))
+        if cs:
+            self.phrase_cs.update(pids)
+
+    def find_phrases(self, text: str, lowered: str, found: set[int]) -> None:
+        """Add to ``found`` the phrase needles whose longest word was found and that occur in the
+        piece (``lowered``: the piece case-folded, where case-insensitive phrases are looked for)."""
+        on, phrase, cs = self.phrase_on, self.phrase_text, self.phrase_cs
+        for tid in found & self.phrase_triggers:
+            pids = on[tid]
+            for pid in ((pids,) if type(pids) is int else pids):
+                if phrase[pid] in (text if pid in cs else lowered):
+                    found.add(pid)
+
+    def add_regex(self, key: Key) -> int:
+        """The regex needle of a regex key with prefilter needles (one per regex text)."""
+        rid = self._regex_ids.get(key.text)
+        if rid is None:
+            rid = self._regex_ids[key.text] = self.base + len(self.word)
+            self.word.append(False)
+            self.length.append(0)
+            self.entries.append([])
+            self.regex_keys[rid] = key
+            for nid in key.nids:
+                self.regex_on[nid] = self.regex_on.get(nid, ()) + (rid,)
+        return rid
+
+    def regex_ready(self, rid: int) -> bool:
+        """Whether hits find regex needle ``rid``: its key is a valid JavaScript regex whose matches
+        stay within one piece of scan text (``JsRegex.local``), and no search of it timed out."""
+        live = self.regex_live.get(rid)
+        if live is None:
+            rx = self.regex_keys[rid].regex
+            live = self.regex_live[rid] = rx is not None and rx.local
+        return live
+
+    def find_regexes(self, text: str, found: set[int], memo: dict[tuple[str, str, int], object]) -> None:
+        """Add to ``found`` (the piece's needles so far) the regex needles that match ``text``.
+
+        A search that times out gives the regex up as a needle (its keys go back to the search of
+        the whole text) and leaves a note in ``memo`` so the piece is not searched again."""
+        rids: set[int] = set()
+        for nid in found & self.triggers:
+            rids.update(self.regex_on[nid])
+        for rid in rids:
+            if not self.regex_ready(rid):
+                continue
+            key = self.regex_keys[rid]
+            rx = key.regex
+            if rx.test(text):  # type: ignore[union-attr]
+                found.add(rid)
+            elif rx.timed_out:  # type: ignore[union-attr]
+                self.regex_live[rid] = False
+                self.deaths += 1
+                for how in range(3):
+                    memo[(key.text, text, how)] = TIMED_OUT
+
+    def build(self) -> None:
+        self._ci = self._automaton(self._values[False])
+        self._cs = self._automaton(self._values[True])
+        self._values = ({}, {})
+        self.ids = {}                   # only needed while adding
+        self._regex_ids = {}
+        self.triggers = frozenset(self.regex_on)
+        self.phrase_triggers = frozenset(self.phrase_on)
+
+    @staticmethod
+    def _automaton(values: dict[str, int | tuple[int, ...]]) -> ahocorasick.Automaton | None:
+        if not values:
+            return None
+        auto = ahocorasick.Automaton()
+        deque(map(auto.add_word, values.keys(), values.values()), maxlen=0)   # every needle, in C
+        auto.make_automaton()
+        return auto
+
+    def collect(self, text: str, lowered: str | None, found: set[int]) -> None:
+        if self._cs is not None:
+            self._collect(self._cs, text, found)
+        if self._ci is not None:
+            self._collect(self._ci, lowered if lowered is not None else _js.lower(text), found)
+
+    def _collect(self, auto: ahocorasick.Automaton, text: str, found: set[int]) -> None:
+        n = len(text)
+        base, word, length = self.base, self.word, self.length
+        for end, value in auto.iter(text):
+            for nid in ((value,) if type(value) is int else value):
+                if nid in found:
+                    continue
+                if word[nid - base]:
+                    start = end - length[nid - base] + 1
+                    if start > 0 and is_word_char(text[start - 1]):
+                        continue
+                    if end + 1 < n and is_word_char(text[end + 1]):
+                        continue
+                found.add(nid)
+
+
+def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: Needles) -> KeyItem:
+    """One key after macro substitution: a needle id, or a :class:`Key` for the slow kinds."""
+    if not sub:
+        return Key(SKIP, raw if isinstance(raw, str) else "")
+    text = sub.strip(_js.JS_WHITESPACE)
+    if text.startswith("/"):
+        m = _KEY_SYNTAX.fullmatch(text)
+        if m and not _UNESCAPED_SLASH.search(m.group(1)):
+            # compiled on first use; a literal that every match (and the key as plain text) contains
+            # makes the entry a candidate only where that literal occurs
+            lits = required_literals(m.group(1), m.group(2))
+            nids: tuple[int, ...] = ()
+            if lits is not None:
+                # Case-folded substring needles: one is present whenever the regex matches (with or
+                # without the i flag); the key itself, as plain text, is what matches if JavaScript
+                # rejects the pattern, so a piece of it is a needle too unless a literal is one.
+                low = text.lower()
+                if not any(lit in low for lit in lits):
+                    lits = (*lits, _text_needle(low, lits))
+                nids = tuple(needles.add(lit, False, False) for lit in lits)
+            key = Key(REGEX, sub, text, cs=cs, ww=ww, nids=nids)
+            if nids:
+                key.rid = needles.add_regex(key)
+            return key
+    needle = text if cs else text.lower()
+    if not needle:
+        return Key(EMPTY, sub, text)
+    if MARKER in needle:
+        return Key(SLOW, sub, text, cs=cs, ww=ww)
+    # A trimmed needle splits on /\s+/ into more than one piece exactly when it holds whitespace.
+    return needles.add(needle, cs, ww and _WHITESPACE.search(needle) is None)
+
+
+def _text_needle(low: str, lits: tuple[str, ...]) -> str:
+    """A needle found wherever the regex key's own text ``low`` is: the longest start of one of
+    its literals (three characters or more) that occurs in it (its trie nodes are there already),
+    else the whole text."""
+    best = ""
+    for lit in lits:
+        for end in range(len(lit) - 1, max(len(best), 2), -1):
+            if lit[:end] in low:
+                best = lit[:end]
+                break
+    return best or low
+
+
+MACRO = -1   # the prepared form of a raw key with a macro (such keys are prepared per names)
+
+
+def _prepare_raw(raw: object, mode: tuple[bool, bool], needles: Needles) -> KeyItem:
+    """A raw key prepared for the name-independent index, or :data:`MACRO` (plain words and
+    phrases go through :meth:`Needles.add_keys` in bulk instead)."""
+    if type(raw) is not str:
+        return _prepare(raw, "", mode[0], mode[1], needles)
+    if "<" in raw or "{{" in raw:
+        return MACRO
+    return _prepare(raw, raw, mode[0], mode[1], needles)
+
+
+def prepare_items(keys: object, cache: dict[object, KeyItem], mode: tuple[bool, bool],
+           needles: Needles) -> tuple[KeyItem, ...]:
+    """A raw key list prepared: by lookup in ``cache`` (each distinct raw key prepared once), or one
+    key at a time for lists with unhashable or non-string keys."""
+    if not keys:
+        return ()
+    try:
+        return tuple(map(cache.__getitem__, keys))  # type: ignore[call-overload]
+    except (KeyError, TypeError):
+        pass
+    return tuple(cache[k] if type(k) is str and k in cache else _prepare_raw(k, mode, needles)
+                 for k in keys)  # type: ignore[union-attr]
+
+
+def prepare_macro(raw: str, env: MacroEnv, mode: tuple[bool, bool], needles: Needles,
+                   cache: dict[str, KeyItem]) -> KeyItem:
+    """A key with a macro, substituted for ``env`` and prepared (cached by its raw text)."""
+    item = cache.get(raw)
+    if item is None:
+        item = cache[raw] = _prepare(raw, substitute(raw, env), mode[0], mode[1], needles)
+    return item
+
+
+def register(items: Sequence[KeyItem], gid: int, needles: Needles) -> bool:
+    """List entry ``gid`` under its keys' needles; whether it must be checked on every pass."""
+    always = False
+    for item in items:
+        nids = (item,) if type(item) is int else item.nids  # type: ignore[union-attr]
+        if nids:
+            for nid in nids:
+                lst = needles.entries[nid - needles.base]
+                if not lst or lst[-1] != gid:
+                    lst.append(gid)
+        elif item.kind != SKIP:  # type: ignore[union-attr]
+            always = True
+    return always

@@ -1,0 +1,405 @@
+"""The data that crosses lorescan's boundary: entries, lorebooks, settings, chats and results.
+
+Entries keep every field exactly as it was read (SillyTavern interprets raw JSON values with
+JavaScript rules, so nothing is coerced here) and every unknown field, in its original key order,
+so a lorebook read and written back is the same JSON.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from operator import attrgetter
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+Scalar = bool | int | float | str | None
+
+
+class Position(IntEnum):
+    """Where an entry's content goes (``position``)."""
+
+    BEFORE = 0
+    AFTER = 1
+    AN_TOP = 2
+    AN_BOTTOM = 3
+    AT_DEPTH = 4
+    EM_TOP = 5
+    EM_BOTTOM = 6
+    OUTLET = 7
+
+
+class SelectiveLogic(IntEnum):
+    """How secondary keys combine with a primary match (``selectiveLogic``)."""
+
+    AND_ANY = 0
+    NOT_ALL = 1
+    NOT_ANY = 2
+    AND_ALL = 3
+
+
+class Role(IntEnum):
+    """Message role of an at-depth entry."""
+
+    SYSTEM = 0
+    USER = 1
+    ASSISTANT = 2
+
+
+GENERATION_TYPES = ("normal", "continue", "impersonate", "swipe", "regenerate", "quiet")
+
+#: SillyTavern's new-entry template (1.18 fields included; 1.12 ignores them).
+ENTRY_DEFAULTS: dict[str, Any] = {
+    "key": [], "keysecondary": [], "comment": "", "content": "", "constant": False,
+    "vectorized": False, "selective": True, "selectiveLogic": 0, "addMemo": False, "order": 100,
+    "position": 0, "disable": False, "excludeRecursion": False, "preventRecursion": False,
+    "delayUntilRecursion": 0, "probability": 100, "useProbability": True, "depth": 4,
+    "group": "", "groupOverride": False, "groupWeight": 100, "scanDepth": None,
+    "caseSensitive": None, "matchWholeWords": None, "useGroupScoring": None, "automationId": "",
+    "role": 0, "sticky": None, "cooldown": None, "delay": None, "ignoreBudget": False,
+    "triggers": [], "outletName": "", "matchPersonaDescription": False,
+    "matchCharacterDescription": False, "matchCharacterPersonality": False,
+    "matchCharacterDepthPrompt": False, "matchScenario": False, "matchCreatorNotes": False,
+}
+
+
+class CharacterFilter(BaseModel):
+    """Restricts an entry to (or away from) characters by avatar file name or tag."""
+
+    model_config = ConfigDict(extra="allow")
+    isExclude: Scalar = False
+    names: list[str] = Field(default_factory=list)
+    tags: list[str | int] = Field(default_factory=list)
+
+
+_KEY_ORDERS: dict[tuple[str, ...], tuple[str, ...]] = {}
+_FIELD_SETS: dict[frozenset[str], set[str]] = {}
+
+
+class _Ordered(BaseModel):
+    """A model that remembers the key order it was read in and writes it back in that order."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    _order: tuple[str, ...] = PrivateAttr(default=())
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Any:
+        """Read a JSON object; a value of the wrong type raises :class:`LorescanError` naming the field."""
+        from pydantic import ValidationError
+
+        from ._errors import LorescanError
+
+        if not isinstance(data, dict):
+            raise LorescanError(f"expected a JSON object, got {type(data).__name__}")
+        try:
+            obj = cls.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(x) for x in err.get("loc", ()))
+            raise LorescanError(f"{err.get('msg', 'invalid value')} (got {err.get('input')!r:.60})",
+                                uid=data.get("uid"), field=loc or None) from None
+        order = tuple(data)
+        if len(_KEY_ORDERS) < 4096:      # entries of one book share a key order: keep one copy
+            order = _KEY_ORDERS.setdefault(order, order)
+            obj._order = order
+            # ... and one set of given fields (copied before an assignment changes it, __setattr__)
+            given = obj.__pydantic_fields_set__
+            shared = _FIELD_SETS.setdefault(frozenset(given), given)
+            object.__setattr__(obj, "__pydantic_fields_set__", shared)
+        else:
+            obj._order = order
+        return obj
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        fields = self.__pydantic_fields_set__
+        if _FIELD_SETS.get(frozenset(fields)) is fields:
+            object.__setattr__(self, "__pydantic_fields_set__", set(fields))
+        super().__setattr__(name, value)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object: original keys in original order, then any fields set since."""
+        dumped = self.model_dump(mode="json", exclude_unset=True, by_alias=True)
+        out: dict[str, Any] = {}
+        for key in self._order:
+            if key in dumped:
+                out[key] = dumped[key]
+        for key, value in dumped.items():
+            if key not in out:
+                out[key] = value
+        return out
+
+
+class Entry(_Ordered):
+    """One lorebook entry, with SillyTavern's field names; missing fields take the template default.
+
+    Values are kept as read (``disable: 1`` stays ``1``) because SillyTavern applies JavaScript
+    truthiness to them; use :meth:`get` for the effective value.
+    """
+
+    uid: int | float | str | None = None
+    key: list[str] | None = Field(default_factory=list)
+    keysecondary: list[str] | None = Field(default_factory=list)
+    comment: str | None = ""
+    content: str | None = ""
+    constant: Scalar = False
+    vectorized: Scalar = False
+    selective: Scalar = True
+    selectiveLogic: Scalar = 0
+    addMemo: Scalar = False
+    order: Scalar = 100
+    position: Scalar = 0
+    disable: Scalar = False
+    excludeRecursion: Scalar = False
+    preventRecursion: Scalar = False
+    delayUntilRecursion: Scalar = 0
+    probability: Scalar = 100
+    useProbability: Scalar = True
+    depth: Scalar = 4
+    group: Scalar = ""
+    groupOverride: Scalar = False
+    groupWeight: Scalar = 100
+    scanDepth: Scalar = None
+    caseSensitive: Scalar = None
+    matchWholeWords: Scalar = None
+    useGroupScoring: Scalar = None
+    automationId: Scalar = ""
+    role: Scalar = 0
+    sticky: Scalar = None
+    cooldown: Scalar = None
+    delay: Scalar = None
+    characterFilter: CharacterFilter | None = None
+    # SillyTavern 1.18
+    ignoreBudget: Scalar = False
+    triggers: list[str] | None = Field(default_factory=list)
+    outletName: Scalar = ""
+    matchPersonaDescription: Scalar = False
+    matchCharacterDescription: Scalar = False
+    matchCharacterPersonality: Scalar = False
+    matchCharacterDepthPrompt: Scalar = False
+    matchScenario: Scalar = False
+    matchCreatorNotes: Scalar = False
+
+    def get(self, field: str, default: Any = None) -> Any:
+        """A field's value, or ``default`` when the field is absent (unknown fields included)."""
+        if field in self.model_fields_set or (self.model_extra and field in self.model_extra):
+            return getattr(self, field)
+        return default
+
+    @property
+    def extensions(self) -> dict[str, Any]:
+        """The entry's ``extensions`` object (card-converted entries), ``{}`` when absent."""
+        ext = (self.model_extra or {}).get("extensions")
+        return ext if isinstance(ext, dict) else {}
+
+
+BookScope = Literal["global", "character", "chat", "persona"]
+
+
+class Lorebook(BaseModel):
+    """A named set of entries with a scope, as SillyTavern selects it.
+
+    ``entry_keys`` are the keys of the file's ``entries`` object (they, not the uids, decide the
+    scan order); ``extra`` holds every other top-level field of the file, kept for writing back.
+    """
+
+    name: str
+    scope: BookScope = "global"
+    entries: list[Entry] = Field(default_factory=list)
+    entry_keys: list[str] | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+    entries_was_list: bool = False
+    _content_hash: str | None = PrivateAttr(default=None)
+
+    @property
+    def content_hash(self) -> str | None:
+        """A hash of the file content this book was loaded from (``None`` for books built in code)."""
+        return self._content_hash
+
+    @classmethod
+    def from_entries(cls, name: str, entries: list[dict[str, Any]] | list[Entry],
+                     scope: BookScope = "global") -> "Lorebook":
+        """A book from a list of entry objects (as in the conformance scenarios)."""
+        parsed = [e if isinstance(e, Entry) else Entry.from_json(e) for e in entries]
+        return cls(name=name, scope=scope, entries=parsed)
+
+    def scan_order(self) -> list[Entry]:
+        """Entries in SillyTavern's reading order: ``Object.keys`` order of the entry keys."""
+        from ._js import object_key_order, js_string
+
+        keys = self.entry_keys
+        if keys is None or len(keys) != len(self.entries):
+            uids = list(map(_UID, self.entries))
+            if _in_index_order(uids):   # the usual book: uids 0, 1, 2, … (no strings to make)
+                return list(self.entries)
+            keys = [js_string(uid) for uid in uids]
+        order = object_key_order(keys)
+        if order == list(range(len(order))):
+            return list(self.entries)
+        return [self.entries[i] for i in order]
+
+
+def _in_index_order(uids: list[Any]) -> bool:
+    """Whether ``Object.keys`` would list entries with these uids (as keys) in the order given:
+    integer uids that are array indexes, ascending."""
+    return (_INT_ONLY.issuperset(map(type, uids)) and (not uids or (uids[0] >= 0 and uids[-1] <= 4294967294))
+            and uids == sorted(uids))
+
+
+_INT_ONLY = frozenset((int,))
+_UID = attrgetter("uid")
+
+
+class Settings(BaseModel):
+    """Global world-info settings, with SillyTavern's names and module defaults, plus ``max_context``."""
+
+    model_config = ConfigDict(extra="allow")
+    world_info_depth: int = 2
+    world_info_min_activations: int = 0
+    world_info_min_activations_depth_max: int = 0
+    world_info_budget: float = 25
+    world_info_budget_cap: int = 0
+    world_info_include_names: bool = True
+    world_info_recursive: bool = False
+    world_info_max_recursion_steps: int = 0
+    world_info_case_sensitive: bool = False
+    world_info_match_whole_words: bool = False
+    world_info_use_group_scoring: bool = False
+    world_info_character_strategy: int = 1
+    world_info_overflow_alert: bool = False
+    max_context: int = 4096
+
+    def budget_tokens(self) -> int:
+        """The budget in tokens: ``Math.round(budget% * max_context / 100) || 1``, then the cap."""
+        from ._js import js_round
+
+        budget = js_round(self.world_info_budget * self.max_context / 100) or 1
+        if self.world_info_budget_cap > 0 and budget > self.world_info_budget_cap:
+            budget = self.world_info_budget_cap
+        return budget
+
+
+class ChatMessage(BaseModel):
+    """One chat message; extra fields (swipes, send_date, extra …) are kept."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str = ""
+    is_user: bool = False
+    is_system: bool = False
+    mes: str = ""
+
+
+class DepthPrompt(BaseModel):
+    """A character's depth prompt (character's note)."""
+
+    model_config = ConfigDict(extra="allow")
+    prompt: str = ""
+    depth: int = 4
+    role: str | int = "system"
+
+
+class Character(BaseModel):
+    """The selected character: what filters, 1.18 ``match*`` flags and macros read."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str | None = None
+    avatar: str | None = None
+    tags: list[str | int] | None = None
+    description: str = ""
+    personality: str = ""
+    scenario: str = ""
+    creator_notes: str = ""
+    depth_prompt: str | DepthPrompt | None = None
+    extra_books: list[str] | None = None
+
+    def file_name(self, char_name: str) -> str:
+        """Avatar file name without its last extension (``characterFilter.names`` compares to it)."""
+        avatar = self.avatar if self.avatar is not None else f"{char_name}.png"
+        return avatar.rsplit(".", 1)[0] if "." in avatar else avatar
+
+    def depth_prompt_text(self) -> str:
+        dp = self.depth_prompt
+        if dp is None:
+            return ""
+        return dp if isinstance(dp, str) else dp.prompt
+
+
+class TimedEffect(BaseModel):
+    """One sticky or cooldown record: chat lengths ``start``/``end``; ``hash`` identifies the entry."""
+
+    start: int | float
+    end: int | float
+    protected: bool = False
+    hash: str | int | None = None
+
+
+class TimedState(BaseModel):
+    """Sticky and cooldown state, keyed ``"<book>.<uid>"``; pass it in, get the next one back."""
+
+    sticky: dict[str, TimedEffect] = Field(default_factory=dict)
+    cooldown: dict[str, TimedEffect] = Field(default_factory=dict)
+
+    def to_json(self, with_hash: bool = False) -> dict[str, Any]:
+        exclude = None if with_hash else {"hash"}
+        return {
+            kind: {k: v.model_dump(exclude=exclude) for k, v in getattr(self, kind).items()}
+            for kind in ("sticky", "cooldown")
+        }
+
+
+class ForcedActivation(BaseModel):
+    """An entry activated by an external request for one evaluation."""
+
+    world: str
+    uid: int | str
+
+
+class DepthGroup(BaseModel):
+    """At-depth entries that share a depth and a role, in prompt order."""
+
+    depth: Scalar
+    role: Scalar
+    entries: list[str]
+
+
+class ExampleEntry(BaseModel):
+    """An example-messages entry: ``position`` is ``"before"`` or ``"after"`` the card's examples."""
+
+    position: Literal["before", "after"]
+    content: str
+
+
+class Activation(BaseModel):
+    """One activated entry, in activation order. Immutable: evaluations of the same compiled books
+    share the activation of an entry whose content and pass are the same (a replay keeps many)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    book: str
+    uid: Scalar
+    key: str = Field(description='"<book>.<uid>"')
+    position: Scalar
+    order: Scalar
+    content: str
+    pass_index: int
+
+
+class ActivationResult(BaseModel):
+    """What one evaluation produced: activations, the text of every bucket, and the next timed state."""
+
+    activated: list[Activation]
+    before: str
+    after: str
+    an_top: list[str]
+    an_bottom: list[str]
+    em: list[ExampleEntry]
+    depth: list[DepthGroup]
+    outlets: dict[str, list[str]]
+    timed: TimedState
+    rolls: int
+    budget: int
+    budget_used: int
+    overflowed: bool
+    trace: Any = None
+
+    def activated_keys(self) -> list[str]:
+        return [a.key for a in self.activated]

@@ -1,0 +1,298 @@
+"""One recursion pass: which entries are candidates, then inclusion groups and probability.
+
+The gate order, the candidate order and the random draws follow SillyTavern's ``checkWorldInfo``
+exactly, so a seeded replay makes the same draws as SillyTavern would.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, AbstractSet, Callable, Sequence
+
+from . import _js
+from ._compile import CompiledEntry
+from ._model import SelectiveLogic
+from ._index import CONSTANT, NEVER, PlainEntry
+from ._keys import match_key_text
+from ._scan import ScanBuffer
+
+if TYPE_CHECKING:
+    from ._engine import _Evaluation
+
+INITIAL, RECURSION, MIN_ACTIVATIONS = 1, 2, 3
+STATE_NAMES = {INITIAL: "initial", RECURSION: "recursion", MIN_ACTIVATIONS: "min_activations"}
+
+
+def gate(ev: "_Evaluation", ce: CompiledEntry, state: int) -> tuple[bool, str]:
+    """Run one entry through the per-entry checks of a pass: (is a candidate, why)."""
+    q = ev.quirks
+    if ce.disable:
+        return False, "disabled"
+    if q.triggers and ce.triggers and ev.trigger not in ce.triggers:
+        return False, f"generation type {ev.trigger!r} is not in triggers {ce.triggers}"
+    if ce.char_names:
+        included = ev.char_file is not None and ev.char_file in ce.char_names
+        if included if ce.char_exclude else not included:
+            return False, "filtered out by character name"
+    if ce.char_tags and ev.char_tags is not None:
+        hit = any(t in ce.char_tags for t in ev.char_tags)
+        if hit if ce.char_exclude else not hit:
+            return False, "filtered out by character tag"
+    gid = ce.gid
+    timed = ev.timed
+    sticky = gid in timed.sticky
+    if gid in timed.delay:
+        return False, "suppressed by delay"
+    if gid in timed.cooldown and not sticky:
+        return False, "suppressed by cooldown"
+    if not sticky and ce.delay_until_recursion:
+        if state != RECURSION:
+            return False, "delayed until recursion"
+        if ce.dur_level > ev.recursion_level:
+            return False, f"delayed until recursion level {_js.js_string(ce.dur_level)}"
+    if state == RECURSION and ev.settings.world_info_recursive and ce.exclude_recursion and not sticky:
+        return False, "excluded from recursion"
+    if "@@activate" in ce.decorators:
+        return True, "@@activate decorator"
+    if "@@dont_activate" in ce.decorators:
+        return False, "@@dont_activate decorator"
+    forced = gid in ev.forced
+    if forced and q.forced_before_constant:
+        return True, "forced (external activation)"
+    if ce.constant:
+        return True, "constant"
+    if forced:
+        return True, "forced (external activation)"
+    if sticky:
+        return True, "sticky"
+    if not isinstance(ce.keys, list) or not ce.keys:
+        return False, "no keys"
+    index = ev.index
+    return match_entry(ev.buffer, index.primary.get(gid, ()), index.secondary.get(gid, ()), ce, state,
+                       ev.trace is not None)
+
+
+def plain_gate(ev: "_Evaluation", rec: PlainEntry, ce: CompiledEntry, visible: dict, with_rec: bool,
+               excluding: bool) -> bool:
+    """``gate`` for a :class:`PlainEntry` (neither sticky nor forced), its plain keys looked up
+    in the set of needles visible at its depth (one set per depth and pass)."""
+    kind = rec.kind
+    if kind == NEVER:
+        return False
+    g = ce.gid
+    timed = ev.timed
+    if g in timed.delay or g in timed.cooldown or (excluding and rec.exclude_recursion):
+        return False
+    if kind == CONSTANT:
+        return True
+    buf = ev.buffer
+    depth = rec.depth
+    vis = visible.get(depth)
+    if vis is None:
+        vis = visible[depth] = buf.visible_set(buf.current_depth() if depth is None else depth, with_rec)
+    d = buf.current_depth() if depth is None else depth
+    if vis.isdisjoint(rec.primary) and not any(buf.key_matches(k, ce, d, with_rec) for k in rec.primary_other):
+        return False
+    if rec.secondary is None:
+        return True
+    return secondary_ok(rec, vis, lambda k: buf.key_matches(k, ce, d, with_rec))
+
+
+def secondary_ok(rec: PlainEntry, seen: AbstractSet[int], matches: Callable[[object], bool]) -> bool:
+    """The selective logic of a :class:`PlainEntry`'s secondary keys: needle ids looked up in
+    ``seen``, the other keys (regex and the like) tried with ``matches`` only when needed."""
+    logic, sec = rec.logic, rec.secondary
+    if logic == 0 or logic == 2:   # AND ANY / NOT ANY
+        hit = not seen.isdisjoint(sec) or any(map(matches, rec.secondary_other))  # type: ignore[arg-type]
+        return hit == (logic == 0)
+    if logic == 1 or logic == 3:   # NOT ALL / AND ALL
+        every = all(k in seen for k in sec) and all(map(matches, rec.secondary_other))  # type: ignore[union-attr]
+        return every == (logic == 3)
+    return False
+
+
+def _raw(ce_keys: object, i: int) -> str:
+    return ce_keys[i] if isinstance(ce_keys, list) and i < len(ce_keys) else "?"  # type: ignore[index]
+
+
+def match_entry(buffer: ScanBuffer, primary: Sequence, secondary: Sequence, ce: CompiledEntry,
+                state: int, explain: bool = True) -> tuple[bool, str]:
+    """Primary keys, then the secondary keys under the entry's selective logic.
+
+    The reason is only spelled out when ``explain`` is set (tracing), to keep the hot path lean.
+    """
+    depth = buffer.entry_depth(ce)
+    with_rec = state != MIN_ACTIVATIONS
+    matches = buffer.key_matches
+    hit = -1
+    for i, key in enumerate(primary):
+        if matches(key, ce, depth, with_rec):
+            hit = i
+            break
+    if hit < 0:
+        return False, "no primary key matched"
+    p = repr(_raw(ce.keys, hit)) if explain else ""
+    if not (secondary and ce.selective):
+        return True, f"primary key {p} matched" if explain else ""
+    logic = ce.selective_logic
+    if logic is None:
+        logic = 0
+    any_match, all_match = False, True
+    for i, key in enumerate(secondary):
+        m = matches(key, ce, depth, with_rec)
+        any_match = any_match or m
+        all_match = all_match and m
+        if m and _strict_eq(logic, SelectiveLogic.AND_ANY):
+            return True, (f"primary key {p} and secondary key {_raw(ce.keys_secondary, i)!r} matched (AND ANY)"
+                          if explain else "")
+        if not m and _strict_eq(logic, SelectiveLogic.NOT_ALL):
+            return True, (f"primary key {p} matched, secondary key {_raw(ce.keys_secondary, i)!r} did not "
+                          f"(NOT ALL)" if explain else "")
+    if _strict_eq(logic, SelectiveLogic.NOT_ANY) and not any_match:
+        return True, f"primary key {p} matched, no secondary key did (NOT ANY)" if explain else ""
+    if _strict_eq(logic, SelectiveLogic.AND_ALL) and all_match:
+        return True, f"primary key {p} and every secondary key matched (AND ALL)" if explain else ""
+    return False, f"primary key {p} matched but the secondary keys failed (logic {logic!r})" if explain else ""
+
+
+def _strict_eq(value: object, number: int) -> bool:
+    """``value === number`` for a JSON value (a string or a boolean never equals a number)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == number
+
+
+class _Candidates:
+    """``newEntries``: a list with JavaScript ``splice(indexOf(e), 1)`` removal (bug included)."""
+
+    def __init__(self, items: list[CompiledEntry], splice_bug: bool) -> None:
+        self.items = items
+        self.splice_bug = splice_bug
+
+    def remove(self, ce: CompiledEntry) -> CompiledEntry | None:
+        """Remove ``ce`` (or, with the quirk, the last candidate); return what was removed."""
+        try:
+            i = self.items.index(ce)    # entries compare by identity
+        except ValueError:
+            pass
+        else:
+            del self.items[i]
+            return ce
+        if self.splice_bug and self.items:
+            return self.items.pop()
+        return None
+
+
+def filter_groups(ev: "_Evaluation", new: list[CompiledEntry], state: int,
+                  draw: Callable[[], float]) -> list[tuple[str, str]]:
+    """``filterByInclusionGroups``: at most one winner per group; returns (entry key, why) removals."""
+    removed: list[tuple[str, str]] = []
+    groups: dict[str, list[CompiledEntry]] = {}
+    for ce in [ce for ce in new if ce.group_names]:
+        for name in ce.group_names:
+            groups.setdefault(name, []).append(ce)
+    if not groups:
+        return removed
+    names = list(groups)
+    order = [names[i] for i in _js.object_key_order(names)]
+    cands = _Candidates(new, ev.quirks.splice_bug)
+    timed = ev.timed
+
+    def remove(ce: CompiledEntry, why: str) -> None:
+        x = cands.remove(ce)
+        if x is not None:
+            removed.append((x.key, why if x is ce else f"removed in place of {ce.key} ({why}; SillyTavern's splice quirk)"))
+
+    has_sticky: dict[str, bool] = {}
+    flagged = timed.sticky | timed.cooldown | timed.delay
+    for name in order:
+        group = groups[name]
+        if not flagged or all(x.gid not in flagged for x in group):   # none sticky, on cooldown or delayed
+            has_sticky[name] = False
+            continue
+        stickies = [x for x in group if x.gid in timed.sticky]
+        has_sticky[name] = bool(stickies)
+        if stickies:
+            for x in group:
+                if not any(x is s for s in stickies):
+                    remove(x, f"lost group {name!r} to a sticky member")
+        for x in [x for x in group if x.gid in timed.cooldown
+                  and (ev.quirks.sticky_cooldown_wipe or x.gid not in timed.sticky)]:
+            remove(x, f"on cooldown in group {name!r}")
+        for x in [x for x in group if x.gid in timed.delay]:
+            remove(x, f"delayed in group {name!r}")
+
+    use_scoring = ev.settings.world_info_use_group_scoring
+    for name in order:
+        group = groups[name]
+        if not use_scoring and not any(_js.truthy(x.use_group_scoring) for x in group
+                                       if x.use_group_scoring is not None):
+            continue
+        if has_sticky[name]:
+            continue
+        scores = [score(ev, x, state) for x in group]
+        best = max(scores) if scores else float("-inf")
+        i = 0
+        while i < len(group):
+            if _js.truthy(_js.nullish(group[i].use_group_scoring, use_scoring)) and scores[i] < best:
+                remove(group[i], f"scored {scores[i]} < {best} in group {name!r}")
+                del group[i]
+                del scores[i]
+                continue
+            i += 1
+
+    activated_groups = ev.activated_group_fields if ev.quirks.group_field_equality else ev.activated_group_names
+    for name in order:
+        group = groups[name]
+        if has_sticky[name]:
+            continue
+        if name in activated_groups:
+            for x in group:
+                remove(x, f"group {name!r} already has an activated entry")
+            continue
+        if len(group) <= 1:
+            continue
+        prios = [x for x in group if x.group_override]
+        if prios:
+            winner = sorted(prios, key=lambda x: -x.order_num)[0]
+            for x in group:
+                if x is not winner:
+                    remove(x, f"lost group {name!r} to {winner.key} (override, higher order)")
+            continue
+        weights = [_js.to_number(x.group_weight) for x in group]
+        total = sum(weights)
+        roll = draw() * total
+        ev.note_roll(f"group {name!r}", roll, total)
+        acc = 0.0
+        winner = None
+        for x, w in zip(group, weights):
+            acc += w
+            if roll <= acc:
+                winner = x
+                break
+        if winner is None:
+            continue
+        for x in group:
+            if x is not winner:
+                remove(x, f"lost group {name!r} to {winner.key} (roll {roll:.2f} of {total:g})")
+    return removed
+
+
+def score(ev: "_Evaluation", ce: CompiledEntry, state: int) -> int:
+    """``getScore``: how many raw (unsubstituted, untrimmed) keys match the entry's scan text."""
+    buf = ev.buffer
+    hay = buf.text(buf.entry_depth(ce), state != MIN_ACTIVATIONS, ce.match_fields if ev.quirks.triggers else ())
+    cs = _js.truthy(_js.nullish(ce.case_sensitive, ev.settings.world_info_case_sensitive))
+    ww = _js.truthy(_js.nullish(ce.match_whole_words, ev.settings.world_info_match_whole_words))
+    keys = ce.keys if isinstance(ce.keys, list) else []
+    sec = ce.keys_secondary if isinstance(ce.keys_secondary, list) else []
+    primary = sum(1 for k in keys if isinstance(k, str) and match_key_text(hay, k, cs, ww))
+    secondary = sum(1 for k in sec if isinstance(k, str) and match_key_text(hay, k, cs, ww))
+    if not keys:
+        return 0
+    if sec:
+        if _strict_eq(ce.selective_logic, SelectiveLogic.AND_ANY):
+            return primary + secondary
+        if _strict_eq(ce.selective_logic, SelectiveLogic.AND_ALL):
+            return primary + secondary if secondary == len(sec) else primary
+    return primary
+
+
+__all__ = ["gate", "match_entry", "filter_groups", "score", "INITIAL", "RECURSION", "MIN_ACTIVATIONS"]

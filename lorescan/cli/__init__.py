@@ -1,1 +1,0 @@
-"""The ``lorescan`` command line: a thin layer over the public API (``lorescan.cli.main``)."""
