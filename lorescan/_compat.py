@@ -16,6 +16,8 @@ class Compat:
     v118_features: bool = True          # triggers, match* scan sources, outlets, persona book
     forced_before_constant: bool = True
     forced_first: bool = True           # forced entries sort first and re-roll in later passes
+    forced_object: bool = True          # a forced activation activates the caller's object (its
+                                        # fields replace the entry's); 1.12.6 needs an identical one
     dry_run_delay: bool = True
     budget_skip: bool = True            # overflow skips and continues for ignoreBudget entries
     skip_empty_recursion: bool = True
@@ -31,7 +33,7 @@ def compat_for(version: str = "1.18", quirks: bool = True) -> Compat:
     v = str(version).strip()
     if v.startswith("1.12"):
         c = Compat(version="1.12", v118_features=False, forced_before_constant=False,
-                   forced_first=False, dry_run_delay=False, budget_skip=False,
+                   forced_first=False, forced_object=False, dry_run_delay=False, budget_skip=False,
                    skip_empty_recursion=False, activation_by_key=False)
     elif v.startswith("1.18") or v in ("latest", "default"):
         c = Compat()

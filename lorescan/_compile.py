@@ -171,6 +171,29 @@ class CompiledEntry:
         return f"<CompiledEntry {self.key}>"
 
 
+class ForcedEntry(CompiledEntry):
+    """An entry as a forced activation supplied it: the stored entry with the caller's fields.
+
+    It keeps the stored entry's ``gid``, identity and timed-effect hash; its ``content`` is taken
+    as given (SillyTavern parses decorators only when it loads entries, not from this object).
+    """
+
+    __slots__ = ()
+
+
+def overridden(ce: CompiledEntry, fields: dict[str, Any]) -> ForcedEntry:
+    """``ce`` with the entry ``fields`` a forced activation replaced, for one evaluation."""
+    merged = Entry.model_validate({**ce.entry.model_dump(), **fields})
+    out = _UnfilledEntry(ce.gid, ce.book, merged)
+    if "content" in fields:
+        out.raw_content = out.content = fields["content"] if isinstance(fields["content"], str) else ""
+        out.decorators = _NO_DECORATORS
+    out._fill()
+    out._hash = ce.st_hash
+    out.__class__ = ForcedEntry
+    return out
+
+
 #: what :meth:`CompiledEntry.__init__` reads, by JSON name
 _COMPILE_FIELDS = itemgetter("content", "order", "constant", "key", "keysecondary", "caseSensitive",
                              "matchWholeWords", "scanDepth", "delay", "delayUntilRecursion")

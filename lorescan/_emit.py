@@ -11,7 +11,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from ._budget import BudgetMeter
-from ._compile import CompiledEntry
+from ._compile import CompiledEntry, ForcedEntry
 from ._model import Activation, ActivationResult, DepthGroup, ExampleEntry
 
 if TYPE_CHECKING:
@@ -102,10 +102,13 @@ def emit(ev: "_Evaluation", activated: list[CompiledEntry], meter: BudgetMeter) 
     for ce in activated:
         g = ce.gid
         text, pass_index = content.get(g, ce.content), pass_of.get(g, 0)
-        a = built.get(g)
+        own = type(ce) is not ForcedEntry        # a caller's object is never shared
+        a = built.get(g) if own else None
         if a is None or a.__dict__["content"] is not text or a.__dict__["pass_index"] != pass_index:
             # what model_construct stores, without its per-field loop (a test pins it)
-            a = built[g] = new(Activation)
+            a = new(Activation)
+            if own:
+                built[g] = a
             _set(a, "__dict__", {"book": ce.world, "uid": ce.uid, "key": ce.key, "position": ce.position,
                                  "order": ce.order, "content": text, "pass_index": pass_index})
             _set(a, "__pydantic_fields_set__", _ACTIVATION_FIELDS)

@@ -25,7 +25,8 @@ from ._model import (Activation, ActivationResult, Character, ChatMessage, Force
                     Lorebook, Settings, TimedState)
 from ._index import CONSTANT, UNBUILT, BoundIndex, KeyIndex
 from ._scan import KnownChat, ScanBuffer, ScanMessages
-from ._select import INITIAL, MIN_ACTIVATIONS, RECURSION, STATE_NAMES, filter_groups, gate, plain_gate
+from ._select import (FORCED, INITIAL, MIN_ACTIVATIONS, RECURSION, STATE_NAMES, filter_groups, forced_entries,
+                      gate, plain_gate)
 from ._timed import TimedEffects
 from ._tokens import TokenCounter, get_counter
 from ._trace import Trace
@@ -333,13 +334,7 @@ class _Evaluation:
         self.index = self.lore._index(base_env, s)
         self.buffer = ScanBuffer(messages, injections, fields, self.index, s.world_info_depth,
                                  c.skip_empty_recursion)
-        self.forced = set()
-        if self.forced_refs:
-            by_key = plan.by_key()
-            for f in self.forced_refs:
-                ce = by_key.get(f"{f.world}.{_js.js_string(f.uid)}")
-                if ce is not None:
-                    self.forced.add(ce.gid)
+        self.forced, self.forced_as = forced_entries(self.forced_refs, plan.by_key, c)
         self.timed = TimedEffects(self.timed_in, plan, len(messages))
         if not self.dry_run:
             self.timed.check(read_sticky_cooldown=True, apply_delay=True)
@@ -450,7 +445,7 @@ class _Evaluation:
                 if tr is not None:
                     tr.gate(ce, ok, why)
                 if ok:
-                    now.append(ce)
+                    now.append(self.forced_as.get(g, ce) if why is FORCED else ce)
             forced_first = c.forced_first
             if timed.sticky or (forced_first and self.forced):   # else ``now`` is in scan order already
                 now.sort(key=lambda ce: (ce.gid not in timed.sticky,

@@ -7,11 +7,12 @@ so a lorebook read and written back is the same JSON.
 
 from __future__ import annotations
 
+from difflib import get_close_matches
 from enum import IntEnum
 from operator import attrgetter
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 Scalar = bool | int | float | str | None
 
@@ -192,6 +193,10 @@ class Entry(_Ordered):
         return ext if isinstance(ext, dict) else {}
 
 
+#: the entry fields a forced activation may replace (not its identity, ``uid`` and ``world``)
+OVERRIDABLE_FIELDS = frozenset(Entry.model_fields) - {"uid"} | {"displayIndex"}
+
+
 BookScope = Literal["global", "character", "chat", "persona"]
 
 
@@ -347,10 +352,36 @@ class TimedState(BaseModel):
 
 
 class ForcedActivation(BaseModel):
-    """An entry activated by an external request for one evaluation."""
+    """An entry activated by an external request for one evaluation (SillyTavern's
+    ``WORLDINFO_FORCE_ACTIVATE``), named by its book (``world``) and ``uid``.
+
+    Any other entry field given here (``content``, ``position``, ``probability``, ...) replaces the
+    entry's own once it is activated by this request, because SillyTavern activates the object the
+    caller passed; the gates before activation still read the entry as stored. An unknown field is
+    an error that names it.
+    """
+
+    model_config = ConfigDict(extra="allow")
 
     world: str
     uid: int | str
+
+    @model_validator(mode="after")
+    def _entry_fields_only(self) -> ForcedActivation:
+        extra = self.model_extra or {}
+        for name in extra:
+            if name not in OVERRIDABLE_FIELDS:
+                near = get_close_matches(name, sorted(OVERRIDABLE_FIELDS), n=1)
+                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                raise ValueError(f"unknown entry field {name!r} in a forced activation{hint}")
+        if extra:
+            Entry.model_validate(extra)     # the values must be what an entry may hold
+        return self
+
+    @property
+    def overrides(self) -> dict[str, Any]:
+        """The entry fields this request replaces (empty for a plain ``{world, uid}``)."""
+        return dict(self.model_extra or {})
 
 
 class DepthGroup(BaseModel):

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, AbstractSet, Callable, Sequence
 
 from . import _js
-from ._compile import CompiledEntry
-from ._model import SelectiveLogic
+from ._compat import Compat
+from ._compile import CompiledEntry, overridden
+from ._model import ForcedActivation, SelectiveLogic
 from ._index import CONSTANT, NEVER, PlainEntry
 from ._keys import match_key_text
 from ._scan import ScanBuffer
@@ -20,6 +21,40 @@ if TYPE_CHECKING:
 
 INITIAL, RECURSION, MIN_ACTIVATIONS = 1, 2, 3
 STATE_NAMES = {INITIAL: "initial", RECURSION: "recursion", MIN_ACTIVATIONS: "min_activations"}
+
+
+#: ``gate``'s reason for an entry activated by an external request
+FORCED = "forced (external activation)"
+
+
+def forced_entries(refs: Sequence[ForcedActivation], by_key: Callable[[], dict[str, CompiledEntry]],
+                   compat: Compat) -> tuple[set[int], dict[int, CompiledEntry]]:
+    """The entries external requests force this evaluation, and what each activates as.
+
+    SillyTavern checks ``@@activate`` before external activation, so an entry carrying it is
+    activated as the ordinary entry: it is left out here (it sorts at its usual place, and a failed
+    roll sticks to it). 1.18 activates the object the caller passed, so supplied fields replace the
+    entry's; 1.12.6 compares the whole object with the entry's JSON, so a changed field matches
+    nothing there.
+    """
+    forced: set[int] = set()
+    as_given: dict[int, CompiledEntry] = {}
+    if not refs:
+        return forced, as_given
+    entries = by_key()
+    for ref in refs:
+        ce = entries.get(f"{ref.world}.{_js.js_string(ref.uid)}")
+        if ce is None or "@@activate" in ce.decorators:
+            continue
+        fields = ref.overrides
+        if fields:
+            stored = ce.entry.model_dump()
+            if any(stored.get(k) != v for k, v in fields.items()):
+                if not compat.forced_object:
+                    continue
+                as_given[ce.gid] = overridden(ce, fields)
+        forced.add(ce.gid)
+    return forced, as_given
 
 
 def gate(ev: "_Evaluation", ce: CompiledEntry, state: int) -> tuple[bool, str]:
