@@ -13,7 +13,8 @@ The pipeline is load → compile → scan → select → budget → emit; each s
 
 from ._api import activate, compile, load, replay
 from ._compat import Compat, compat_for
-from ._engine import Lore, RandomSource
+from ._engine import Lore
+from ._request import ActivationRequest, RandomSource
 from ._errors import FormatError, LorescanError, ScenarioError
 from ._model import (Activation, ActivationResult, Character, CharacterFilter, ChatMessage, DepthGroup,
                      DepthPrompt, Entry, ExampleEntry, ForcedActivation, Lorebook, Position, Role,
@@ -25,7 +26,7 @@ from ._tokens import TokenCounter, get_counter
 __version__ = "0.1.0"
 
 __all__ = [
-    "Activation", "ActivationResult", "Character", "CharacterFilter", "ChatMessage", "Compat",
+    "Activation", "ActivationRequest", "ActivationResult", "Character", "CharacterFilter", "ChatMessage", "Compat",
     "DepthGroup", "DepthPrompt", "Entry", "ExampleEntry", "ForcedActivation", "FormatError",
     "Generation", "Lore", "Lorebook", "LorescanError", "Position", "RandomSource", "Role",
     "ScenarioError", "SelectiveLogic", "Session", "Settings", "TimedEffect", "TimedState",

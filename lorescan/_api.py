@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from ._compat import Compat
-from ._engine import Lore, RandomSource
+from ._engine import Lore
+from ._request import RandomSource
 from ._engine import compile as _compile
 from ._model import ActivationResult, Character, ChatMessage, Lorebook, Settings, TimedState
 from ._replay import Generation

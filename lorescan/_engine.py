@@ -29,13 +29,8 @@ from ._select import (FORCED, INITIAL, MIN_ACTIVATIONS, RECURSION, STATE_NAMES, 
                       gate, plain_gate)
 from ._timed import TimedEffects
 from ._tokens import TokenCounter, get_counter
+from ._request import ActivationRequest, RandomSource
 from ._trace import Trace
-
-
-class RandomSource(Protocol):
-    """Anything with ``random() -> float`` in [0, 1), like :class:`random.Random`."""
-
-    def random(self) -> float: ...
 
 
 @contextmanager
@@ -211,73 +206,53 @@ class Lore:
         return bound
 
     # -- one evaluation ---------------------------------------------------------------------
-    def activate(
-        self,
-        chat: Sequence[ChatMessage | dict[str, Any]] = (),
-        *,
-        settings: Settings | None = None,
-        user_name: str = "User",
-        char_name: str = "Character",
-        character: Character | None = None,
-        timed: TimedState | None = None,
-        generation_type: str = "normal",
-        dry_run: bool = False,
-        authors_note: str = "",
-        authors_note_scan: bool = False,
-        quiet_prompt: str = "",
-        persona_description: str = "",
-        persona_book: str | None = None,
-        force_activate: Iterable[ForcedActivation | dict[str, Any]] = (),
-        rng: RandomSource | None = None,
-        trace: bool = False,
-    ) -> ActivationResult:
+    def activate(self, chat: ActivationRequest | Sequence[ChatMessage | dict[str, Any]] = (),
+                 **fields: Any) -> ActivationResult:
         """Run SillyTavern's world-info activation once.
 
-        ``chat`` is oldest first; ``character=None`` means no character is selected (no character
-        books, name filters never match). ``timed`` is the state returned by the previous call.
+        Pass an :class:`ActivationRequest`, or the chat (oldest first) and the request's fields as
+        keyword arguments: ``settings``, ``user_name``, ``char_name``, ``character`` (``None``: no
+        character selected), ``timed`` (the state the previous call returned),
+        ``generation_type``, ``dry_run``, ``authors_note``, ``authors_note_scan``,
+        ``quiet_prompt``, ``persona_description``, ``persona_book``, ``force_activate``, ``rng``
+        and ``trace``.
         """
-        ev = _Evaluation(self, settings or Settings(), user_name, char_name, character, timed,
-                         generation_type, dry_run, authors_note, authors_note_scan, quiet_prompt,
-                         persona_description, persona_book, force_activate,
-                         rng if rng is not None else _random.Random(), trace)
-        if type(chat) is KnownChat or isinstance(chat, list) and set(map(type, chat)) <= {ChatMessage}:
-            messages = chat      # read only
+        if isinstance(chat, ActivationRequest):
+            if fields:
+                raise TypeError("give an ActivationRequest or keyword arguments, not both")
+            request = chat
         else:
-            messages = [m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m) for m in chat]
-        return ev.run(messages)
+            request = ActivationRequest.build(chat, **fields)
+        return _Evaluation(self, request).run(request.chat)
 
 
 class _Evaluation:
     """The state of one ``checkWorldInfo`` call."""
 
-    def __init__(self, lore: Lore, settings: Settings, user_name: str, char_name: str,
-                 character: Character | None, timed: TimedState | None, generation_type: str,
-                 dry_run: bool, authors_note: str, authors_note_scan: bool, quiet_prompt: str,
-                 persona_description: str, persona_book: str | None,
-                 force_activate: Iterable[ForcedActivation | dict[str, Any]], rng: RandomSource,
-                 trace: bool) -> None:
+    def __init__(self, lore: Lore, request: ActivationRequest) -> None:
+        r = request
         self.lore = lore
         self.compat = lore.compat
         self.quirks = _Quirks(lore.compat)
-        self.settings = settings
-        self.character = character
-        self.user_name = user_name
-        self.char_name = char_name
-        self.timed_in = timed
-        self.type = generation_type
-        self.trigger = generation_type if generation_type in GENERATION_TYPES else "normal"
-        self.dry_run = dry_run
-        self.authors_note = authors_note
-        self.authors_note_scan = authors_note_scan
-        self.quiet_prompt = quiet_prompt
-        self.persona_description = persona_description
-        self.persona_book = persona_book
-        self.forced_refs = [f if isinstance(f, ForcedActivation) else ForcedActivation.model_validate(f)
-                            for f in force_activate]
+        self.settings = r.settings
+        self.character = character = r.character
+        self.user_name = r.user_name
+        self.char_name = r.char_name
+        self.timed_in = r.timed
+        self.type = r.generation_type
+        self.trigger = r.generation_type if r.generation_type in GENERATION_TYPES else "normal"
+        self.dry_run = r.dry_run
+        self.authors_note = r.authors_note
+        self.authors_note_scan = r.authors_note_scan
+        self.quiet_prompt = r.quiet_prompt
+        self.persona_description = r.persona_description
+        self.persona_book = r.persona_book
+        self.forced_refs = r.force_activate
+        rng = r.rng if r.rng is not None else _random.Random()
         self.rng = rng
         self.rolls = 0
-        self.trace = Trace() if trace else None
-        self.char_file = character.file_name(char_name) if character is not None else None
+        self.trace = Trace() if r.trace else None
+        self.char_file = character.file_name(r.char_name) if character is not None else None
         self.char_tags = list(character.tags or []) if character is not None else None
         self.recursion_level = 0.0
         self.activated_group_fields: set[str] = set()

@@ -11,9 +11,11 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
-from ._engine import Lore, RandomSource
+from ._engine import Lore
+from ._request import RandomSource
 from ._scan import KnownChat, kept_indexes
 from ._model import ActivationResult, Character, ChatMessage, Settings, TimedState
+from ._results import result_json
 
 
 @dataclass
@@ -30,12 +32,10 @@ class Generation:
 
     def to_json(self) -> dict[str, Any]:
         """The conformance-shaped result plus the budget and what changed, for ``--json`` output."""
-        from ._scenario import result_json
-
         r = self.result
         return {
             "generation": self.index,
-            **result_json(r, with_outlets=True),
+            **result_json(r),
             "budget": {"limit": r.budget, "used": r.budget_used, "overflowed": r.overflowed},
             "new": self.new,
             "gone": self.gone,

@@ -13,7 +13,9 @@ from pydantic import ValidationError
 
 from ._engine import Lore, compat_for
 from ._errors import LorescanError, ScenarioError
-from ._model import Character, ChatMessage, Lorebook, Settings, TimedState
+from ._model import Character, ChatMessage, Lorebook, TimedState
+from ._request import ActivationRequest
+from ._results import result_json, turns_json
 
 
 class ListRandom:
@@ -68,24 +70,6 @@ def _character(sc: dict[str, Any]) -> Character | None:
     return Character.model_validate(data)
 
 
-def result_json(result: Any, with_outlets: bool) -> dict[str, Any]:
-    """An :class:`ActivationResult` in the conformance ``expected`` shape."""
-    out = {
-        "activated": result.activated_keys(),
-        "before": result.before,
-        "after": result.after,
-        "an_top": result.an_top,
-        "an_bottom": result.an_bottom,
-        "em": [e.model_dump() for e in result.em],
-        "depth": [g.model_dump() for g in result.depth],
-        "timed": result.timed.to_json(),
-        "rolls": result.rolls,
-    }
-    if with_outlets:
-        out["outlets"] = result.outlets
-    return out
-
-
 def run_scenario(sc: dict[str, Any], version: str | None = None, quirks: bool = True,
                  lore_cache: dict[Any, Lore] | None = None) -> dict[str, Any]:
     """Run one scenario; ``version`` overrides its ``st_version``. Returns the ``expected``-shaped result."""
@@ -117,7 +101,7 @@ def _run(sc: dict[str, Any], version: str | None, quirks: bool, cache: dict[Any,
     turns = sc.get("turns")
     with_outlets = compat.v118_features
     if not turns:
-        return result_json(_evaluate(lore, sc, {}, base_settings, chat, None), with_outlets)
+        return result_json(_evaluate(lore, sc, {}, base_settings, chat, None), outlets=with_outlets)
     timed = TimedState()
     results = []
     for turn in turns:
@@ -127,8 +111,8 @@ def _run(sc: dict[str, Any], version: str | None, quirks: bool, cache: dict[Any,
             chat = chat + [ChatMessage.model_validate(m) for m in turn["append"]]
         result = _evaluate(lore, sc, turn, base_settings, chat, timed)
         timed = result.timed
-        results.append(result_json(result, with_outlets))
-    return {"turns": results}
+        results.append(result)
+    return turns_json(results, outlets=with_outlets)
 
 
 def _evaluate(lore: Lore, sc: dict[str, Any], turn: dict[str, Any], base_settings: dict[str, Any],
@@ -140,22 +124,21 @@ def _evaluate(lore: Lore, sc: dict[str, Any], turn: dict[str, Any], base_setting
             return sc.get(name, default)
         return sc.get(name, default)
 
-    settings = Settings.model_validate({**base_settings, **(turn.get("settings") or {})})
-    forced = field("force_activate") or []
-    return lore.activate(
-        chat,
-        settings=settings,
-        user_name=sc.get("user_name", "User"),
-        char_name=sc.get("char_name", "Character"),
-        character=_character(sc),
-        timed=timed,
-        generation_type=field("type") or "normal",
-        dry_run=bool(field("dry_run", False)),
-        authors_note=field("authors_note") or "",
-        authors_note_scan=bool(field("authors_note_scan", False)),
-        quiet_prompt=field("quiet_prompt") or "",
-        persona_description=field("persona_description") or "",
-        persona_book=field("persona_lorebook"),
-        force_activate=forced,
-        rng=ListRandom(field("random")),
-    )
+    request = ActivationRequest.model_validate({
+        "chat": chat,
+        "settings": {**base_settings, **(turn.get("settings") or {})},
+        "user_name": sc.get("user_name", "User"),
+        "char_name": sc.get("char_name", "Character"),
+        "character": _character(sc),
+        "timed": timed,
+        "generation_type": field("type") or "normal",
+        "dry_run": bool(field("dry_run", False)),
+        "authors_note": field("authors_note") or "",
+        "authors_note_scan": bool(field("authors_note_scan", False)),
+        "quiet_prompt": field("quiet_prompt") or "",
+        "persona_description": field("persona_description") or "",
+        "persona_book": field("persona_lorebook"),
+        "force_activate": field("force_activate") or [],
+    })
+    request.rng = ListRandom(field("random"))
+    return lore.activate(request)

@@ -11,7 +11,7 @@ import lorescan
 from lorescan import ChatMessage, Lorebook, Settings
 
 EXPORTED = [
-    "Activation", "ActivationResult", "Character", "CharacterFilter", "ChatMessage", "Compat",
+    "Activation", "ActivationRequest", "ActivationResult", "Character", "CharacterFilter", "ChatMessage", "Compat",
     "DepthGroup", "DepthPrompt", "Entry", "ExampleEntry", "ForcedActivation", "FormatError",
     "Generation", "Lore", "Lorebook", "LorescanError", "Position", "RandomSource", "Role",
     "ScenarioError", "SelectiveLogic", "Session", "Settings", "TimedEffect", "TimedState",

@@ -1,0 +1,75 @@
+"""One evaluation's inputs as one object: what :meth:`Lore.activate` reads, and nothing else.
+
+The scenario runner, replay, the command line and the HTTP service all describe an evaluation
+with an :class:`ActivationRequest`, so an input is named and checked in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
+
+from ._model import Character, ChatMessage, ForcedActivation, Settings, TimedState
+from ._scan import KnownChat
+
+
+class RandomSource(Protocol):
+    """Anything with ``random() -> float`` in [0, 1), like :class:`random.Random`."""
+
+    def random(self) -> float: ...
+
+
+class ActivationRequest(BaseModel):
+    """The inputs of one world-info evaluation (SillyTavern's ``checkWorldInfo`` call).
+
+    ``chat`` is oldest first. ``character=None`` means no character is selected (no character
+    books; name filters never match). ``timed`` is the state the previous evaluation returned.
+    ``rng`` draws the probability and group rolls in SillyTavern's order (a fresh
+    :class:`random.Random` when ``None``); ``trace=True`` records every gate, match, roll and budget
+    step in the result.
+    """
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    chat: Sequence[ChatMessage] = Field(default_factory=list)
+    settings: Settings = Field(default_factory=Settings)
+    user_name: str = "User"
+    char_name: str = "Character"
+    character: Character | None = None
+    timed: TimedState | None = None
+    generation_type: str = "normal"
+    dry_run: bool = False
+    authors_note: str = ""
+    authors_note_scan: bool = False
+    quiet_prompt: str = ""
+    persona_description: str = ""
+    persona_book: str | None = None
+    force_activate: list[ForcedActivation] = Field(default_factory=list)
+    rng: SkipJsonSchema[Any] = Field(default=None, exclude=True)
+    trace: bool = False
+
+    @classmethod
+    def build(cls, chat: Sequence[ChatMessage | dict[str, Any]] = (), **fields: Any) -> ActivationRequest:
+        """A request from :meth:`Lore.activate`'s keyword arguments: checked by name, values as given.
+
+        Unknown names raise :class:`TypeError` as a mistyped keyword argument would; messages and
+        forced activations given as dicts are validated, typed objects are taken as they are
+        (this is the hot path of a replay: no copy of the chat is made).
+        """
+        unknown = set(fields) - _FIELDS
+        if unknown:
+            raise TypeError(f"unexpected keyword argument {sorted(unknown)[0]!r}")
+        if not (type(chat) is KnownChat or isinstance(chat, list) and set(map(type, chat)) <= {ChatMessage}):
+            chat = [m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m) for m in chat]
+        forced = fields.get("force_activate")
+        if forced:
+            fields["force_activate"] = [f if isinstance(f, ForcedActivation) else ForcedActivation.model_validate(f)
+                                        for f in forced]
+        if fields.get("settings") is None:
+            fields.pop("settings", None)
+        return cls.model_construct(chat=chat, **fields)
+
+
+_FIELDS = frozenset(ActivationRequest.model_fields) - {"chat"}

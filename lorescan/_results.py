@@ -1,0 +1,38 @@
+"""The one JSON shape of an activation result.
+
+It is the shape of a conformance scenario's ``expected`` field (see the conformance README), so a
+result from the scenario runner, ``replay --json`` or the HTTP service can be compared with
+SillyTavern's own output field by field. A traced result adds its events under ``trace``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._model import ActivationResult
+
+
+def result_json(result: ActivationResult, *, outlets: bool = True, trace: bool = False) -> dict[str, Any]:
+    """``result`` in the ``expected`` shape; ``outlets`` is a 1.18 field (1.12.6 has none), and
+    ``trace`` adds the recorded events when the evaluation was traced."""
+    out: dict[str, Any] = {
+        "activated": result.activated_keys(),
+        "before": result.before,
+        "after": result.after,
+        "an_top": result.an_top,
+        "an_bottom": result.an_bottom,
+        "em": [e.model_dump() for e in result.em],
+        "depth": [g.model_dump() for g in result.depth],
+        "timed": result.timed.to_json(),
+        "rolls": result.rolls,
+    }
+    if outlets:
+        out["outlets"] = result.outlets
+    if trace and result.trace is not None:
+        out["trace"] = result.trace
+    return out
+
+
+def turns_json(results: list[ActivationResult], *, outlets: bool = True) -> dict[str, Any]:
+    """A multi-turn scenario's results: ``{"turns": [...]}`` in order."""
+    return {"turns": [result_json(r, outlets=outlets) for r in results]}
