@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import fnmatch
+import hashlib
 import json
 import random
 import re
 import shutil
 import struct
 import subprocess
+import tomllib
 import zlib
+from importlib import resources
 from pathlib import Path
+from string import Template
 
 import pytest
 
@@ -17,7 +22,7 @@ import lorescan
 from lorescan import ChatMessage, Lorebook, Settings
 from lorescan._cli.main import main
 from lorescan._replay import replay
-from lorescan._report import describe_event, render_report
+from lorescan._report import _asset, describe_event, render_page, render_report
 
 ENTRIES = [
     {"uid": 0, "key": ["dragon"], "content": "Dragons hoard gold.", "group": "beast", "groupOverride": True,
@@ -119,6 +124,72 @@ def test_cli_report_writes_and_refuses_to_overwrite_inputs(tmp_path: Path, capsy
     err = capsys.readouterr().err
     assert "refusing to overwrite" in err and len(err.strip().splitlines()) == 1
     assert copy.read_bytes() == before
+
+
+# -- the templates (package data) ----------------------------------------------------------------
+
+TEMPLATES = ("report.html", "report.css", "report.js")
+GOLDEN_DATA = {
+    "title": 'Golden <page> & "quotes"', "traced": True, "states": {"A": "activated", "N": "not matched"},
+    "generations": [{"n": 1, "message": 2, "budget": 30, "used": 5, "overflowed": False, "activated": ["w.0"],
+                     "new": ["w.0"], "gone": [], "passes": 1, "last_message": "U: </script><!-- \u00e9"}],
+    "rows": [{"key": "w.0", "book": "w", "uid": 0, "comment": "Lore </script>", "keys": ["dragon"],
+              "position": "before", "constant": False, "states": "A", "count": 1, "cells": [0]}],
+    "texts": [["pass 1 (initial): activated"]], "books": ["w"], "entry_count": 1}
+# sha256 of render_page(GOLDEN_DATA) as rendered when the templates were still strings in the module;
+# a deliberate change to report.html/.css/.js (or to render_page) changes it: update it on purpose.
+GOLDEN_SHA256 = "3f237911f94ea011ebfee9af59c6c6c986b4ad199365397a802193813db44a0b"
+
+
+def test_report_page_is_byte_identical_to_the_golden_rendering() -> None:
+    page = render_page(GOLDEN_DATA)
+    assert len(page) == 10683
+    assert hashlib.sha256(page.encode("utf-8")).hexdigest() == GOLDEN_SHA256
+
+
+def test_report_templates_are_package_data_read_once() -> None:
+    root = resources.files("lorescan") / "data"
+    for name in TEMPLATES:
+        assert (root / name).is_file(), name
+        assert _asset(name) == (root / name).read_text(encoding="utf-8") and _asset(name) is _asset(name)
+    page = Template(_asset("report.html"))
+    assert page.is_valid()
+    assert set(page.get_identifiers()) == {"title", "summary", "legend", "note", "css", "js", "data"}
+    assert _asset("report.html").startswith("<!DOCTYPE html>") and _asset("report.html").endswith("</html>\n")
+    assert ".s-A{background:#2e9e5b}" in _asset("report.css")
+    assert _asset("report.js").startswith("(function () {") and 'getElementById("lorescan-data")' in _asset("report.js")
+
+
+def test_report_inlines_stylesheet_and_script_once() -> None:
+    page = render_page(GOLDEN_DATA)
+    assert page.count("<style>\n" + _asset("report.css") + "</style>") == 1
+    assert page.count("<script>\n" + _asset("report.js") + "</script>") == 1
+    assert "${" not in page.replace(_asset("report.js"), "")
+    assert page.count("<title>Golden &lt;page&gt; &amp; &quot;quotes&quot;</title>") == 1
+    assert page.count("<h1>Golden &lt;page&gt; &amp; &quot;quotes&quot;</h1>") == 1
+
+
+def test_report_substitution_is_not_confused_by_data_content() -> None:
+    # The page used to be filled by chained str.replace: a title holding "%CSS%" got the stylesheet.
+    title = "%CSS% ${css} $js $$ %DATA% ${data}"
+    data = dict(GOLDEN_DATA, title=title, traced=False,
+                rows=[dict(GOLDEN_DATA["rows"][0], comment="${title} %TITLE% $note")])
+    page = render_page(data)
+    assert page.count(":root{") == 1 and page.count('"use strict"') == 1
+    assert page.count('id="lorescan-data"') == 1 and page.count("</script>") == 2
+    assert f"<title>{title}</title>" in page and f"<h1>{title}</h1>" in page
+    assert _data(page)["title"] == title and _data(page)["rows"][0]["comment"] == "${title} %TITLE% $note"
+    assert "No traces were recorded" in page
+
+
+def test_package_data_globs_cover_every_template() -> None:
+    repo = Path(__file__).resolve().parent.parent
+    globs = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
+        "package-data"]["lorescan"]
+    files = sorted(p.relative_to(repo / "lorescan").as_posix() for p in (repo / "lorescan" / "data").iterdir())
+    assert {f"data/{name}" for name in TEMPLATES} <= set(files)
+    for rel in files:
+        assert any(fnmatch.fnmatch(rel, g) for g in globs), f"{rel} is not in a wheel: add it to package-data"
 
 
 # -- a real browser ------------------------------------------------------------------------------
