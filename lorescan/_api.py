@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from ._compat import Compat
 from ._engine import Lore
-from ._request import RandomSource
+from ._request import ActivationRequest, RandomSource
 from ._engine import compile as _compile
 from ._model import ActivationResult, Character, ChatMessage, Lorebook, Settings, TimedState
 from ._replay import Generation
@@ -46,9 +46,9 @@ def compile(books: Sequence[Lorebook], *, compat: str | Compat = "1.18",
                     cache=cache)
 
 
-def activate(lore: Lore, **kwargs: Any) -> ActivationResult:
-    """Run one evaluation on compiled books: ``lore.activate(**kwargs)``."""
-    return lore.activate(**kwargs)
+def activate(lore: Lore, request: ActivationRequest | None = None, **fields: Any) -> ActivationResult:
+    """Run one evaluation on compiled books: ``lore.activate(request)``, or ``lore.activate(**fields)``."""
+    return lore.activate(request, **fields) if request is not None else lore.activate(**fields)
 
 
 def replay(lore: Lore, messages: Sequence[ChatMessage], *, settings: Settings | None = None,

@@ -1,0 +1,65 @@
+"""One request object: keywords and an ActivationRequest give the same evaluation."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from pydantic import ValidationError
+
+import lorescan
+from lorescan import ActivationRequest, ChatMessage, Lorebook, Settings
+from lorescan._results import result_json
+
+BOOK = Lorebook.from_entries("w", [
+    {"uid": 0, "key": ["dragon"], "content": "Dragons breathe fire.", "probability": 50},
+    {"uid": 1, "constant": True, "content": "{{char}} guards {{user}}.", "position": 1, "sticky": 2},
+])
+CHAT = [ChatMessage(name="Bob", is_user=True, mes="Tell me about the dragon.")]
+
+
+def test_a_request_and_keywords_give_the_same_result() -> None:
+    lore = lorescan.compile([BOOK], tokenizer="chars4")
+    by_keywords = lore.activate(CHAT, user_name="Bob", char_name="Alice", rng=random.Random(3),
+                                settings=Settings(world_info_depth=3))
+    request = ActivationRequest(chat=CHAT, user_name="Bob", char_name="Alice", rng=random.Random(3),
+                                settings=Settings(world_info_depth=3))
+    by_request = lore.activate(request)
+    assert result_json(by_request) == result_json(by_keywords)
+    assert by_request.after == "Alice guards Bob."
+    assert lorescan.activate(lore, request).after == "Alice guards Bob."
+
+
+def test_a_request_reads_json_with_checked_names_and_types() -> None:
+    request = ActivationRequest.model_validate({
+        "chat": [{"name": "Bob", "is_user": True, "mes": "a dragon!"}],
+        "settings": {"world_info_depth": 1},
+        "force_activate": [{"world": "w", "uid": 0}],
+        "generation_type": "swipe",
+    })
+    assert request.chat[0].mes == "a dragon!" and request.settings.world_info_depth == 1
+    assert request.force_activate[0].uid == 0 and request.generation_type == "swipe"
+    with pytest.raises(ValidationError, match="user_nmae"):
+        ActivationRequest.model_validate({"user_nmae": "Bob"})
+    with pytest.raises(ValidationError, match="dry_run"):
+        ActivationRequest.model_validate({"dry_run": "maybe"})
+
+
+def test_unknown_keywords_and_mixed_calls_are_type_errors() -> None:
+    lore = lorescan.compile([BOOK], tokenizer="chars4")
+    with pytest.raises(TypeError, match="'user_nmae'"):
+        lore.activate(CHAT, user_nmae="Bob")
+    with pytest.raises(TypeError, match="not both"):
+        lore.activate(ActivationRequest(chat=CHAT), dry_run=True)
+
+
+def test_the_result_shape_is_the_scenarios_expected_shape() -> None:
+    lore = lorescan.compile([BOOK], tokenizer="chars4")
+    result = lore.activate(CHAT, user_name="Bob", char_name="Alice", rng=random.Random(3), trace=True)
+    shaped = result_json(result, trace=True)
+    assert list(shaped) == ["activated", "before", "after", "an_top", "an_bottom", "em", "depth", "timed",
+                            "rolls", "outlets", "trace"]
+    assert shaped["activated"] == ["w.0", "w.1"]
+    assert shaped["timed"] == {"sticky": {"w.1": {"start": 1, "end": 3, "protected": False}}, "cooldown": {}}
+    assert "outlets" not in result_json(result, outlets=False)
+    assert isinstance(shaped["trace"], list) and shaped["trace"]
