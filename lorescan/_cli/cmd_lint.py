@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from .common import add_version_arg
 from .render import Table
 
 
@@ -19,8 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--settings", metavar="SETTINGS",
                    help="JSON with SillyTavern's world_info_* settings and max_context "
                         "(recursion, whole-word default and budget change what is reported)")
-    p.add_argument("--st-version", dest="st_version", default="1.18",
-                   help="SillyTavern version to check against: 1.18 (default) or 1.12")
+    add_version_arg(p, "1.18", "SillyTavern version to check against")
     p.add_argument("--tokenizer", default=None,
                    help="token counter for the budget check: cl100k (default), cl100k-chat, chars4, words")
     p.add_argument("--json", action="store_true",
