@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from . import _js
 from ._jsregex import JsRegex, JsRegexSyntaxError, parse_regex_key
+from ._lint_types import CODES as TYPE_CODES, type_findings
 from ._compile import CompiledEntry, compile_books
 from ._macros import MacroEnv, substitute
 from ._model import GENERATION_TYPES, Lorebook, Settings
@@ -50,6 +51,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "case-mismatch-own-content": ("info", "a case-sensitive key appears in its own content only in another case"),
     "single-member-group": ("warning", "an inclusion group with a single member"),
     "duplicate-uid": ("error", "two entries share one <book>.<uid>: SillyTavern keeps one activation per uid"),
+    **TYPE_CODES,
 }
 
 
@@ -206,6 +208,8 @@ class _Linter:
         self.position(book, ce)
         self.probability(book, ce)
         self.budget(book, ce)
+        for code, field, message, fix, severity in type_findings(ce.entry, self.compat.v118_features):
+            self.add(code, ce, book, field, message, fix, severity)
 
     def _effective(self, value: Any, default: bool) -> bool:
         return default if value is None else _js.truthy(value)
