@@ -8,8 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from lorescan import load
 from lorescan._lint import CODES, Finding, lint
+from lorescan._redos import bound, catastrophic
 
 from .conftest import ROOT
 from .test_lint import book, found
@@ -100,7 +103,7 @@ def test_a_group_that_is_a_number_stops_sillytavern() -> None:
 
 
 def test_codes_are_listed() -> None:
-    assert {"not-a-number", "not-a-boolean", "not-a-string"} <= set(CODES)
+    assert {"not-a-number", "not-a-boolean", "not-a-string", "regex-catastrophic"} <= set(CODES)
 
 
 def _write(tmp_path: Path, entries: list[dict[str, Any]]) -> str:
@@ -122,3 +125,68 @@ def test_cli_lint_flags_an_order_that_is_not_a_number(tmp_path: Path) -> None:
     assert "NaN" in findings[0]["message"]
     assert Path(path).read_bytes() == before                # the input is not modified
     assert load(path).books[0].entries[0].order == "high"   # and it still loads
+
+
+# -- regex keys prone to catastrophic backtracking ---------------------------------------------------
+
+#: (pattern, flags, the repetition reported). Each hangs V8 on a few dozen characters (checked by hand
+#: with node; not timed here): a repetition that matches the same text in many ways, then a failure.
+CATASTROPHIC = [
+    ("(a+)+$", "", "(a+)+"), ("^(a+)+$", "", "(a+)+"), ("(a*)*b", "", "(a*)*"), ("(a|aa)+$", "", "(a|aa)+"),
+    ("(a|a)*b", "", "(a|a)*"), ("(\\w|\\d)+!", "", "(\\w|\\d)+"), ("(a|[a-c])+$", "", "(a|[a-c])+"),
+    ("(.*a){5}x", "", "(.*a){5}"), ("(.*,)+x", "", "(.*,)+"), ("(\\w+\\s?)+$", "", "(\\w+\\s?)+"),
+    ("(\\s*\\w+)*$", "", "(\\s*\\w+)*"), ("(x+x+)+y", "", "(x+x+)+"), ("(\\d+)*\\.", "", "(\\d+)*"),
+    ("(a+)+\\b", "", "(a+)+"), ("([a-z]+)+[0-9]", "", "([a-z]+)+"), ("(a{1,2})+$", "", "(a{1,2})+"),
+    ("(\\w+\\s*){2,5}$", "", "(\\w+\\s*){2,5}"), ("(?=(a+)+b)", "", "(a+)+"), ("((a+)+x)*", "", "(a+)+"),
+    ("(A+)+$", "i", "(A+)+"), ("(a+)+B", "i", "(a+)+"), ("(?i:A+)+b", "", "(?i:A+)+"),
+    ("(\\p{L}+\\s?)+$", "u", "(\\p{L}+\\s?)+"), ("(?<w>a+)+\\k<w>$", "", "(?<w>a+)+"),
+    ("\\b(?:[a-z]+\\s*)+\\.", "i", "(?:[a-z]+\\s*)+"),
+]
+
+#: Look-alikes that backtrack only a little: one way to match, or nothing after that can fail.
+SAFE = [
+    "(ab)+", "a+b+", "(ab+)+$", "(a|ab)+$", "(\\w+\\s)+$", "(a|b)*c", "(a?)+$", "(a+){2}$", ".*foo.*",
+    "(a+)+", "(.*a){5}", "(\\w+\\s*){2,5}", "\\b(dragon|wyrm)s?\\b", "(\\d{1,3}\\.){3}\\d{1,3}",
+    "\\b(?:\\w+\\s+){0,3}dragon", "[a-z]+@[a-z]+\\.com", "(\\[a\\])+$", "(?:red|blue) dragon", "(|a)+$",
+]
+
+
+@pytest.mark.parametrize("pattern, flags, part", CATASTROPHIC)
+def test_catastrophic_repetitions_are_found(pattern: str, flags: str, part: str) -> None:
+    assert catastrophic(pattern, flags) == part
+
+
+@pytest.mark.parametrize("pattern", SAFE)
+def test_safe_look_alikes_are_not_reported(pattern: str) -> None:
+    assert catastrophic(pattern) is None
+
+
+def test_case_folding_decides_overlap() -> None:
+    assert catastrophic("(a|A)+$") is None and catastrophic("(a|A)+$", "i") == "(a|A)+"
+    assert catastrophic("(a|B)+$", "i") is None and catastrophic("(?i:a|A)+$") == "(?i:a|A)+"
+    assert [bound(p) for p in ("(a+)+", "(.*a){5}", "(x){2,7}", "(x){3,}")] == [None, 5, 7, None]
+
+
+def test_lint_reports_catastrophic_regex_keys() -> None:
+    b = book({"key": ["/(a+)+$/"]}, {"key": ["dragon"], "keysecondary": ["/(\\w+\\s?)+!/i"]},
+             {"key": ["/(ab)+/", "/a+b+/"]}, {"key": ["/(\\w+\\s*){2,5}$/"]}, {"key": ["/(a+)+$/"], "constant": True})
+    assert found(b) == [("regex-catastrophic", 0, "key[0]"), ("regex-catastrophic", 1, "keysecondary[0]"),
+                        ("regex-catastrophic", 3, "key[0]")]
+    first, second, bounded = only(b, "regex-catastrophic")
+    assert first.severity == "warning"
+    assert first.message.startswith('"/(a+)+$/" can take exponential time: the repetition (a+)+ can match')
+    assert "freeze SillyTavern" in first.message and "0.25 s" in first.message
+    assert "(\\w+\\s?)+" in second.message
+    assert "to the power 5" in bounded.message
+    assert "a+ for (a+)+" in first.fix
+
+
+def test_cli_lint_warns_about_a_catastrophic_regex_key(tmp_path: Path) -> None:
+    path = _write(tmp_path, [{"key": ["/(a+)+$/"]}, {"key": ["/(ab)+/"]}])
+    out = subprocess.run([sys.executable, "-m", "lorescan", "lint", path, "--json"], capture_output=True, text=True,
+                         cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    findings = json.loads(out.stdout)
+    assert [(f["code"], f["uid"], f["field"], f["severity"]) for f in findings] == [
+        ("regex-catastrophic", 0, "key[0]", "warning")]
+    assert "(a+)+" in findings[0]["message"]
