@@ -12,10 +12,11 @@ from .render import Table
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "lint", help="check lorebooks for keys and entries that misbehave in SillyTavern",
-        description="Checks lorebooks for invalid regex keys, empty or blank keys, short keys that "
-                    "match inside common words, duplicate keys, entries that can never fire, unknown "
-                    "positions and triggers, content over the budget and single-member groups. "
-                    "Exit code 1 when any finding is an error.")
+        description="Checks lorebooks for invalid regex keys, regex keys prone to catastrophic "
+                    "backtracking, empty or blank keys, short keys that match inside common words, "
+                    "duplicate keys, entries that can never fire, unknown positions and triggers, values "
+                    "of the wrong type (with what SillyTavern does with them), content over the budget "
+                    "and single-member groups. Exit code 1 when any finding is an error.")
     p.add_argument("books", nargs="+", metavar="BOOK", help="lorebook or character card files")
     p.add_argument("--settings", metavar="SETTINGS",
                    help="JSON with SillyTavern's world_info_* settings and max_context "
