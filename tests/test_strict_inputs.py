@@ -206,3 +206,16 @@ def test_cli_takes_1_19_and_lists_it_in_help() -> None:
     bad = cli("replay", "--book", BOOK, "--chat", CHAT, "--st-version", "1.13")
     assert bad.returncode == 2 and bad.stdout == ""
     assert "argument --st-version: unsupported SillyTavern version '1.13' (accepted: 1.12, 1.12.6" in bad.stderr
+
+
+def test_case_files_reject_a_misspelled_setting_and_take_1_19(tmp_path: Path) -> None:
+    cases = {"books": [BOOK], "settings": {"world_info_dept": 4}, "st_version": "1.19.0",
+             "cases": [{"name": "lighthouse", "chat": [{"name": "Rowan", "is_user": True, "mes": "The lighthouse?"}],
+                        "expect": {"activated": ["saltmere.0"]}}]}
+    out = cli("test", write(tmp_path, "cases.json", cases))
+    assert out.returncode == 2 and out.stderr.strip().splitlines() == [
+        f"lorescan: error: {tmp_path / 'cases.json'}: unknown setting 'world_info_dept' "
+        "(did you mean 'world_info_depth'?) in settings"]
+    cases["settings"] = {"world_info_depth": 4}
+    out = cli("test", write(tmp_path, "cases.json", cases))
+    assert out.returncode == 0 and "1 passed, 0 failed" in out.stdout
