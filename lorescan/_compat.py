@@ -25,22 +25,48 @@ class Compat:
     quirks: bool = True                 # reproduce SillyTavern's known bugs (README: "Quirks")
 
 
+#: Every version name lorescan accepts, with the behaviour it selects. SillyTavern 1.19.0's
+#: activation is 1.18.0's (its only change in ``checkWorldInfo`` is a faster candidate sort that
+#: gives the same order), so it is the same mode.
+VERSIONS: dict[str, str] = {
+    "1.12": "1.12", "1.12.6": "1.12",
+    "1.18": "1.18", "1.18.0": "1.18",
+    "1.19": "1.18", "1.19.0": "1.18",
+    "latest": "1.18", "default": "1.18",
+}
+
+#: The SillyTavern releases each mode is checked against.
+RELEASES: dict[str, tuple[str, ...]] = {"1.12": ("1.12.6",), "1.18": ("1.18.0", "1.19.0")}
+
+
+def version_mode(version: str) -> str:
+    """The behaviour (``"1.12"`` or ``"1.18"``) a version name selects; a clear error for any other name."""
+    mode = VERSIONS.get(str(version).strip().lower())
+    if mode is None:
+        from ._errors import LorescanError
+
+        raise LorescanError(f"unsupported SillyTavern version {str(version)!r} (accepted: {version_names()})",
+                            field="compat")
+    return mode
+
+
+def version_names() -> str:
+    """The accepted version names, for help texts and errors."""
+    return ", ".join(VERSIONS)
+
+
 def compat_for(version: str = "1.18", quirks: bool = True) -> Compat:
-    """The switches for a SillyTavern version (``"1.12"`` / ``"1.12.6"`` or ``"1.18"`` / ``"1.18.0"``).
+    """The switches for a SillyTavern version: ``"1.12"`` / ``"1.12.6"``, or ``"1.18"`` / ``"1.18.0"`` /
+    ``"1.19"`` / ``"1.19.0"`` (1.19.0 activates exactly as 1.18.0 does).
 
     ``quirks=False`` corrects SillyTavern's known bugs (see the README's quirks table).
     """
-    v = str(version).strip()
-    if v.startswith("1.12"):
+    if version_mode(version) == "1.12":
         c = Compat(version="1.12", v118_features=False, forced_before_constant=False,
                    forced_first=False, forced_object=False, dry_run_delay=False, budget_skip=False,
                    skip_empty_recursion=False, activation_by_key=False)
-    elif v.startswith("1.18") or v in ("latest", "default"):
-        c = Compat()
     else:
-        from ._errors import LorescanError
-
-        raise LorescanError(f"unsupported SillyTavern version {version!r} (use 1.12 or 1.18)", field="compat")
+        c = Compat()
     return replace(c, quirks=quirks)
 
 

@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 from . import _js
 from ._jsregex import JsRegex, JsRegexSyntaxError, parse_regex_key
+from ._lint_types import CODES as TYPE_CODES, type_findings
+from ._redos import bound, catastrophic
 from ._compile import CompiledEntry, compile_books
 from ._macros import MacroEnv, substitute
 from ._model import GENERATION_TYPES, Lorebook, Settings
@@ -32,6 +34,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "invalid-regex": ("error", "looks like /regex/flags but JavaScript rejects it: matched as literal text"),
     "regex-sticky-flag": ("warning", "a regex key with the y flag can only match at the scan text's first character"),
     "regex-start-anchor": ("warning", "a regex key starting with ^ cannot match at the start of a message"),
+    "regex-catastrophic": ("warning", "a regex key whose repetition can match the same text in many ways: "
+                                      "the browser's regex engine can take exponential time and hang SillyTavern"),
     "empty-key": ("warning", "an empty key never matches"),
     "whitespace-key": ("warning", "a whitespace-only key is trimmed to nothing and matches everything"),
     "key-inside-words": ("warning", "with whole-word matching off the key matches inside common words "
@@ -50,6 +54,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "case-mismatch-own-content": ("info", "a case-sensitive key appears in its own content only in another case"),
     "single-member-group": ("warning", "an inclusion group with a single member"),
     "duplicate-uid": ("error", "two entries share one <book>.<uid>: SillyTavern keeps one activation per uid"),
+    **TYPE_CODES,
 }
 
 
@@ -206,6 +211,8 @@ class _Linter:
         self.position(book, ce)
         self.probability(book, ce)
         self.budget(book, ce)
+        for code, field, message, fix, severity in type_findings(ce.entry, self.compat.v118_features):
+            self.add(code, ce, book, field, message, fix, severity)
 
     def _effective(self, value: Any, default: bool) -> bool:
         return default if value is None else _js.truthy(value)
@@ -276,6 +283,19 @@ class _Linter:
                      + ("so it matches only at line starts inside a message" if m_flag
                         else "so it never matches"),
                      "drop the ^ (use \\b for a word start)")
+        part = catastrophic(rx.source, rx.flags)
+        if part is not None:
+            from . import _jsregex
+
+            n = bound(part)
+            cost = "exponential time" if n is None else f"time growing like the text length to the power {n}"
+            self.add("regex-catastrophic", ce, book, where,
+                     f"{_j(raw)} can take {cost}: the repetition {part} can match the same text in many different "
+                     "ways, and when what follows it fails the browser's regex engine tries every one, so a long "
+                     "message can freeze SillyTavern (lorescan gives up on such a search after "
+                     f"{_jsregex.REGEX_TIMEOUT_SECONDS:g} s and counts it as no match)",
+                     "make the parts of the repetition unable to match the same text (a+ for (a+)+, (\\w+\\s)+ "
+                     "for (\\w+\\s?)+), or drop the outer quantifier")
 
     def selective(self, book: str, ce: CompiledEntry, sec: list[str]) -> None:
         logic = ce.selective_logic

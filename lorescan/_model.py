@@ -7,12 +7,13 @@ so a lorebook read and written back is the same JSON.
 
 from __future__ import annotations
 
-from difflib import get_close_matches
+import difflib
 from enum import IntEnum
 from operator import attrgetter
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 Scalar = bool | int | float | str | None
 
@@ -255,9 +256,13 @@ _UID = attrgetter("uid")
 
 
 class Settings(BaseModel):
-    """Global world-info settings, with SillyTavern's names and module defaults, plus ``max_context``."""
+    """Global world-info settings, with SillyTavern's names and module defaults, plus ``max_context``.
 
-    model_config = ConfigDict(extra="allow")
+    An unknown name is an error that names it and suggests the closest known one (a misspelled
+    setting would otherwise leave its default in place without a word).
+    """
+
+    model_config = ConfigDict(extra="forbid")
     world_info_depth: int = 2
     world_info_min_activations: int = 0
     world_info_min_activations_depth_max: int = 0
@@ -273,6 +278,24 @@ class Settings(BaseModel):
     world_info_overflow_alert: bool = False
     max_context: int = 4096
 
+    @model_validator(mode="before")
+    @classmethod
+    def _known_names(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = [k for k in data if k not in cls.model_fields]
+            if unknown:
+                raise unknown_names_error(cls.__name__, data, unknown, list(cls.model_fields), "setting")
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Settings":
+        """Settings from a settings file's JSON object: flat, or SillyTavern's own settings.json (see
+        :func:`settings_from_json`). Raises :class:`LorescanError` naming the field."""
+        try:
+            return settings_from_json(data)[0]
+        except ValidationError as exc:
+            raise validation_error(exc) from None
+
     def budget_tokens(self) -> int:
         """The budget in tokens: ``Math.round(budget% * max_context / 100) || 1``, then the cap."""
         from ._js import js_round
@@ -281,6 +304,81 @@ class Settings(BaseModel):
         if self.world_info_budget_cap > 0 and budget > self.world_info_budget_cap:
             budget = self.world_info_budget_cap
         return budget
+
+
+def unknown_names_error(title: str, data: dict[str, Any], unknown: list[str], known: list[str],
+                        what: str) -> ValidationError:
+    """A ValidationError with one line per unknown name: ``unknown setting 'x' (did you mean 'y'?)``."""
+    errors: list[Any] = []
+    for name in unknown:
+        close = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
+        template = f"unknown {what} {{name}}" + (" (did you mean {close}?)" if close else "")
+        ctx = {"name": repr(str(name)), **({"close": repr(close[0])} if close else {})}
+        errors.append({"type": PydanticCustomError(f"unknown_{what}", template, ctx), "loc": (name,),
+                       "input": data[name]})
+    return ValidationError.from_exception_data(title, errors)
+
+
+def validation_error(exc: ValidationError, file: str | None = None, prefix: str = "") -> Any:
+    """A pydantic error as one :class:`LorescanError` line: every problem, each naming its field
+    (``prefix`` goes before the field path, e.g. ``"settings."``)."""
+    from ._errors import LorescanError
+
+    errors = exc.errors()
+    parts, field = [], None
+    for err in errors:
+        loc = prefix + ".".join(str(x) for x in err.get("loc", ()))
+        msg = str(err.get("msg", "invalid value"))
+        if str(err.get("type", "")).startswith("unknown_"):
+            parts.append(msg if not prefix else f"{msg} in {prefix.rstrip('.')}")
+        elif len(errors) == 1:
+            parts.append(msg)
+            field = loc or None
+        else:
+            parts.append(f"{loc}: {msg}" if loc else msg)
+    return LorescanError("; ".join(parts), file=file, field=field)
+
+
+#: Top-level keys of SillyTavern's own settings.json (any one marks a file as that shape).
+_ST_SETTINGS_MARKS = ("world_info_settings", "power_user", "main_api", "amount_gen", "oai_settings",
+                      "textgenerationwebui_settings")
+#: Keys a flat settings file may hold besides the settings: the token counter's name.
+SETTINGS_FILE_KEYS = ("tokenizer",)
+
+
+def settings_from_json(data: Any) -> tuple[Settings, str | None]:
+    """Settings and token-counter name from a settings file's JSON object, in either shape:
+
+    * flat: the :class:`Settings` names plus ``tokenizer``; any other key is an error naming it;
+    * SillyTavern's own ``settings.json``: its ``world_info_settings`` object (the selected books
+      under ``world_info`` aside) and the top-level ``max_context``; every other key belongs to
+      the rest of the app and is left alone. An old file without ``world_info_settings`` keeps the
+      settings at the top level, where SillyTavern reads them too.
+
+    Raises pydantic's ``ValidationError`` naming the field (unknown names with the closest known one).
+    """
+    if not isinstance(data, dict):
+        return Settings.model_validate(data), None        # raises: a settings file is an object
+    if any(k in data for k in _ST_SETTINGS_MARKS):
+        nested = data.get("world_info_settings")
+        if isinstance(nested, dict):                       # settings.world_info_settings ?? settings
+            flat = {k: v for k, v in nested.items() if k != "world_info"}
+        else:
+            flat = {k: v for k, v in data.items() if k.startswith("world_info_") and k != "world_info_settings"}
+        if "max_context" in data:
+            flat["max_context"] = data["max_context"]
+        return Settings.model_validate(flat), None
+    tokenizer = data.get("tokenizer")
+    if tokenizer is not None and not isinstance(tokenizer, str):
+        raise ValidationError.from_exception_data("Settings", [{
+            "type": PydanticCustomError("tokenizer", "the tokenizer must be a name such as \"cl100k\""),
+            "loc": ("tokenizer",), "input": tokenizer}])
+    flat = {k: v for k, v in data.items() if k not in SETTINGS_FILE_KEYS}
+    unknown = [k for k in flat if k not in Settings.model_fields]
+    if unknown:
+        raise unknown_names_error("Settings", flat, unknown, [*Settings.model_fields, *SETTINGS_FILE_KEYS],
+                                  "setting")
+    return Settings.model_validate(flat), tokenizer
 
 
 class ChatMessage(BaseModel):
@@ -366,16 +464,20 @@ class ForcedActivation(BaseModel):
     world: str
     uid: int | str
 
+    @model_validator(mode="before")
+    @classmethod
+    def _entry_fields_only(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = [k for k in data if k not in cls.model_fields and k not in OVERRIDABLE_FIELDS]
+            if unknown:
+                raise unknown_names_error(cls.__name__, data, unknown, sorted(OVERRIDABLE_FIELDS),
+                                          "entry field")
+        return data
+
     @model_validator(mode="after")
-    def _entry_fields_only(self) -> ForcedActivation:
-        extra = self.model_extra or {}
-        for name in extra:
-            if name not in OVERRIDABLE_FIELDS:
-                near = get_close_matches(name, sorted(OVERRIDABLE_FIELDS), n=1)
-                hint = f" (did you mean {near[0]!r}?)" if near else ""
-                raise ValueError(f"unknown entry field {name!r} in a forced activation{hint}")
-        if extra:
-            Entry.model_validate(extra)     # the values must be what an entry may hold
+    def _entry_values(self) -> ForcedActivation:
+        if self.model_extra:
+            Entry.model_validate(self.model_extra)     # the values must be what an entry may hold
         return self
 
     @property

@@ -13,9 +13,18 @@ from pydantic import ValidationError
 
 from ._engine import Lore, compat_for
 from ._errors import LorescanError, ScenarioError
-from ._model import Character, ChatMessage, Lorebook, TimedState
+from ._model import Character, ChatMessage, Lorebook, Settings, TimedState, validation_error
 from ._request import ActivationRequest
 from ._results import result_json, turns_json
+
+#: The input fields of a scenario (the conformance README's "Inputs", 1.18 ones included): a JSON
+#: object with none of them is some other file, not a scenario.
+INPUT_FIELDS = (
+    "settings", "user_name", "char_name", "character", "no_character", "chat", "entries",
+    "character_entries", "chat_entries", "books", "tokenizer", "random", "type", "dry_run",
+    "authors_note", "authors_note_scan", "force_activate", "turns", "persona_description",
+    "quiet_prompt", "persona_lorebook", "an_should_add",
+)
 
 
 class ListRandom:
@@ -88,8 +97,13 @@ def run_scenario(sc: dict[str, Any], version: str | None = None, quirks: bool = 
 def _run(sc: dict[str, Any], version: str | None, quirks: bool, cache: dict[Any, Lore]) -> dict[str, Any]:
     if not isinstance(sc, dict):
         raise ScenarioError("a scenario must be a JSON object")
-    ver = version or str(sc.get("st_version") or "1.18")
-    compat = compat_for(ver, quirks)
+    if not any(k in sc for k in INPUT_FIELDS):
+        raise ScenarioError("not a scenario: it has none of the input fields ("
+                            + ", ".join(INPUT_FIELDS[:8]) + ", …)")
+    try:
+        compat = compat_for(version or str(sc.get("st_version") or "1.18"), quirks)
+    except LorescanError as exc:
+        raise ScenarioError(exc.message, field=None if version else "st_version") from None
     tokenizer = sc.get("tokenizer") or "chars4"
     key = (id(sc), compat, tokenizer)
     lore = cache.get(key)
@@ -124,9 +138,14 @@ def _evaluate(lore: Lore, sc: dict[str, Any], turn: dict[str, Any], base_setting
             return sc.get(name, default)
         return sc.get(name, default)
 
+    try:
+        settings = Settings.model_validate({**base_settings, **(turn.get("settings") or {})})
+    except ValidationError as exc:
+        err = validation_error(exc, prefix="settings.")
+        raise ScenarioError(err.message, field=err.field) from None
     request = ActivationRequest.model_validate({
         "chat": chat,
-        "settings": {**base_settings, **(turn.get("settings") or {})},
+        "settings": settings,
         "user_name": sc.get("user_name", "User"),
         "char_name": sc.get("char_name", "Character"),
         "character": _character(sc),

@@ -126,8 +126,8 @@ def test_entries_without_keys() -> None:
 def test_disabled_entries_report_only_that() -> None:
     b = book({"key": [""], "disable": True, "position": "x"}, {"key": ["dragon"], "disable": 1},
              {"key": ["dragon"], "disable": "true"})
-    assert found(b) == [("disabled", 0, "disable"), ("disabled", 1, "disable")]
-    assert all(f.severity == "info" for f in lint([b]))
+    assert found(b) == [("disabled", 0, "disable"), ("disabled", 1, "disable"), ("not-a-boolean", 2, "disable")]
+    assert [f.severity for f in lint([b])] == ["info", "info", "warning"]   # "true" == true is false: enabled
 
 
 def test_delay_until_recursion_without_recursion() -> None:

@@ -5,22 +5,23 @@ from __future__ import annotations
 import argparse
 import json
 
+from .common import add_version_arg
 from .render import Table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "lint", help="check lorebooks for keys and entries that misbehave in SillyTavern",
-        description="Checks lorebooks for invalid regex keys, empty or blank keys, short keys that "
-                    "match inside common words, duplicate keys, entries that can never fire, unknown "
-                    "positions and triggers, content over the budget and single-member groups. "
-                    "Exit code 1 when any finding is an error.")
+        description="Checks lorebooks for invalid regex keys, regex keys prone to catastrophic "
+                    "backtracking, empty or blank keys, short keys that match inside common words, "
+                    "duplicate keys, entries that can never fire, unknown positions and triggers, values "
+                    "of the wrong type (with what SillyTavern does with them), content over the budget "
+                    "and single-member groups. Exit code 1 when any finding is an error.")
     p.add_argument("books", nargs="+", metavar="BOOK", help="lorebook or character card files")
     p.add_argument("--settings", metavar="SETTINGS",
                    help="JSON with SillyTavern's world_info_* settings and max_context "
                         "(recursion, whole-word default and budget change what is reported)")
-    p.add_argument("--st-version", dest="st_version", default="1.18",
-                   help="SillyTavern version to check against: 1.18 (default) or 1.12")
+    add_version_arg(p, "1.18", "SillyTavern version to check against")
     p.add_argument("--tokenizer", default=None,
                    help="token counter for the budget check: cl100k (default), cl100k-chat, chars4, words")
     p.add_argument("--json", action="store_true",

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from .common import add_version_arg
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -15,11 +17,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Run scenario files in the conformance format. Prints one JSON line per file: "
                     '{"name": ..., "result": ...} (the result in the shape of "expected"), or '
                     '{"name": ..., "error": ...}. The SillyTavern version comes from each file\'s '
-                    "st_version unless --st-version is given.",
+                    "st_version unless --st-version is given. Exit status: 2 when a file cannot be run (unreadable, "
+                    "not a scenario, bad field), else 1 when --check finds a mismatch, else 0.",
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="scenario JSON files")
-    p.add_argument("--st-version", dest="st_version", default=None,
-                   help="reproduce this SillyTavern version (1.12 or 1.18), overriding st_version")
+    add_version_arg(p, None, "reproduce this SillyTavern version instead of each file's st_version")
     p.add_argument("--no-quirks", dest="quirks", action="store_false",
                    help="correct SillyTavern's known bugs instead of reproducing them")
     p.add_argument("--check", action="store_true",
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
                     status = 1
         except LorescanError as exc:
             line = {"name": label, "error": str(exc.with_file(name))}
-            status = max(status, 2 if not args.check else 1)
+            status = 2                    # bad input, with or without --check (a mismatch is 1)
         print(json.dumps(line, ensure_ascii=False), flush=False)
     sys.stdout.flush()
     return status

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from .._engine import Lore
     from .._errors import LorescanError
     from .._load import load
-    from .._model import Settings
+    from .._model import Settings, validation_error
     from .._replay import generation_points
 
     path = Path(args.cases)
@@ -65,7 +65,10 @@ def run(args: argparse.Namespace) -> int:
     lore = Lore(books, compat=spec.st_version, tokenizer=spec.tokenizer)
     failed = 0
     for case in spec.cases:
-        settings = Settings.model_validate({**spec.settings, **case.settings})
+        try:
+            settings = Settings.model_validate({**spec.settings, **case.settings})
+        except ValidationError as exc:
+            raise validation_error(exc, file=str(path), prefix="settings.") from None
         user, char = case.user or spec.user, case.char or spec.char
         if isinstance(case.chat, str):
             chat_file = load(str(base / case.chat)).chat

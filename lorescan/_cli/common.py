@@ -14,9 +14,28 @@ from pydantic import ValidationError
 
 from .._engine import Lore
 from .._errors import LorescanError
-from .._model import Character, ChatMessage, Lorebook, Settings, TimedState
+from .._model import (Character, ChatMessage, Lorebook, Settings, TimedState, settings_from_json,
+                      validation_error)
 
-SETTING_KEYS = set(Settings.model_fields)
+
+
+def st_version(value: str) -> str:
+    """``--st-version``'s type: the name as given when lorescan knows it, else an argparse error."""
+    from .._compat import version_mode
+
+    try:
+        version_mode(value)
+    except LorescanError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+    return value
+
+
+def add_version_arg(p: argparse.ArgumentParser, default: str | None, what: str) -> None:
+    """``--st-version``, with every accepted version name and the release each mode covers."""
+    first = f"{what}: 1.18 (default), 1.18.0, 1.19 or 1.19.0" if default else \
+        f"{what}: 1.18, 1.18.0, 1.19 or 1.19.0"
+    p.add_argument("--st-version", dest="st_version", default=default, type=st_version, metavar="VERSION",
+                   help=f"{first} (SillyTavern 1.18.0 and 1.19.0 activate alike), or 1.12 / 1.12.6")
 
 
 def add_book_args(p: argparse.ArgumentParser, chat: bool = True) -> None:
@@ -31,8 +50,7 @@ def add_book_args(p: argparse.ArgumentParser, chat: bool = True) -> None:
                         "(flat, or SillyTavern's own settings.json)")
     p.add_argument("--user", dest="user_name", help="the user's name (default: from the chat file)")
     p.add_argument("--char", dest="char_name", help="the character's name (default: from the chat file)")
-    p.add_argument("--st-version", dest="st_version", default="1.18",
-                   help="SillyTavern version to reproduce: 1.18 (default) or 1.12")
+    add_version_arg(p, "1.18", "SillyTavern version to reproduce")
     p.add_argument("--tokenizer", default=None,
                    help="budget token counter: cl100k (default), cl100k-chat, chars4, words")
     p.add_argument("--no-quirks", dest="quirks", action="store_false",
@@ -66,29 +84,26 @@ class Inputs:
 
 
 def read_settings(path: str | None) -> tuple[Settings, str | None]:
-    """Settings from a JSON file: flat ``world_info_*`` keys, or SillyTavern's settings.json."""
+    """Settings from a JSON file: flat ``world_info_*`` keys, or SillyTavern's settings.json
+    (:func:`lorescan._model.settings_from_json` tells them apart and rejects unknown names)."""
     if path is None:
         return Settings(), None
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise LorescanError("no such file", file=path) from None
+    except OSError as exc:
+        raise LorescanError(f"cannot read: {exc.strerror}", file=path) from None
+    except UnicodeDecodeError:
+        raise LorescanError("not UTF-8 text", file=path) from None
     except json.JSONDecodeError as exc:
         raise LorescanError(f"invalid JSON: {exc.msg} at line {exc.lineno}", file=path) from None
     if not isinstance(data, dict):
         raise LorescanError("settings must be a JSON object", file=path)
-    flat: dict[str, Any] = {}
-    nested = data.get("world_info_settings")
-    if isinstance(nested, dict):
-        flat.update({k: v for k, v in nested.items() if k in SETTING_KEYS})
-    flat.update({k: v for k, v in data.items() if k in SETTING_KEYS})
-    tokenizer = data.get("tokenizer") if isinstance(data.get("tokenizer"), str) else None
     try:
-        return Settings.model_validate(flat), tokenizer
+        return settings_from_json(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err.get("loc", ()))
-        raise LorescanError(err.get("msg", "invalid value"), file=path, field=loc) from None
+        raise validation_error(exc, file=path) from None
 
 
 def open_inputs(args: argparse.Namespace, need_chat: bool = True) -> Inputs:
