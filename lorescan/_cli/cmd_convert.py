@@ -39,8 +39,7 @@ def run(args: argparse.Namespace) -> int:
     for note in notes:
         print(f"lorescan: note: {note}", file=sys.stderr)
     target = args.to or loaded.format
-    what = [f"character {loaded.character.name}"] if loaded.character is not None and loaded.character.name else []
-    what += [f"book {b.name}, {len(b.entries)} entries" for b in loaded.books]
+    what = [f"book {b.name}, {len(b.entries)} entries" for b in loaded.books]
     if loaded.chat is not None:
         what.append(f"{len(loaded.chat.messages)} messages")
     print(f"wrote {args.output} ({target})" + (f": {'; '.join(what)}" if what else ""))

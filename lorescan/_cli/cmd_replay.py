@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
             bar.close()
         return 0
     table = Table(["gen", "msg", "activated (position)", "new", "gone", "budget"],
-                  title=f"Replay of {args.chat}: {len(points)} generations, "
+                  title=f"Replay of {args.chat}: {_count(len(points), 'generation')}, "
                         f"{len(inputs.books)} book(s), SillyTavern {inputs.lore.compat.version}")
     total = 0
     for n, gen in enumerate(gens, 1):
@@ -58,9 +58,13 @@ def run(args: argparse.Namespace) -> int:
     if bar:
         bar.close()
     table.print()
-    print(f"{len(points)} generations, {total} activations in all.")
+    print(f"{_count(len(points), 'generation')}, {_count(total, 'activation')} in all.")
     print_wrapped(f"msg: the message each generation wrote ({NUMBERING}).")
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _without_index(obj: dict) -> dict:

@@ -32,36 +32,43 @@ PIPED_WIDTH = 100
 
 
 def output_width() -> int:
-    """``COLUMNS`` when it holds a number (at least 20), else :data:`PIPED_WIDTH`."""
+    """The width to print at when stdout is no terminal: ``COLUMNS`` when it holds a number (at
+    least 20), else the width of the terminal stderr is on (``lorescan lint book.json | less``),
+    else :data:`PIPED_WIDTH`."""
     try:
         return max(20, int(os.environ.get("COLUMNS", "")))
     except ValueError:
+        pass
+    try:
+        return max(20, os.get_terminal_size(sys.stderr.fileno()).columns)
+    except (OSError, ValueError, AttributeError):
         return PIPED_WIDTH
 
 
 def column_widths(natural: list[int], floor: list[int], total: int) -> list[int]:
     """Widths for columns whose contents want ``natural`` characters, within ``total`` in all.
 
-    Each column first gets its ``floor`` (at most its natural width); what is left goes to the
-    columns that want more, in proportion to how much more they want. No line runs past ``total``
-    unless even the floors do not fit.
+    The columns that cannot shrink (``floor`` equals ``natural``) keep their width; the others share
+    what is left in proportion to their natural widths, never below their floor nor above their
+    natural width. No line runs past ``total`` unless even the floors do not fit.
     """
     if sum(natural) <= total:
         return list(natural)
     widths = [min(f, n) for f, n in zip(floor, natural)]
-    want = [n - w for n, w in zip(natural, widths)]
-    room = total - sum(widths)
-    if room <= 0 or not sum(want):
-        return widths
-    shares = [room * w // sum(want) for w in want]
-    left = room - sum(shares)
-    for i in sorted(range(len(want)), key=lambda i: -want[i]):
-        if left <= 0:
+    flexible = [i for i in range(len(natural)) if widths[i] < natural[i]]
+    while flexible:
+        room = total - sum(w for i, w in enumerate(widths) if i not in flexible)
+        weight = sum(natural[i] for i in flexible)
+        share = {i: room * natural[i] // weight for i in flexible}
+        pinned = [i for i in flexible if share[i] >= natural[i] or share[i] <= floor[i]]
+        if not pinned:
+            for n, i in enumerate(sorted(flexible, key=lambda i: -natural[i])):
+                widths[i] = share[i] + (1 if n < room - sum(share.values()) else 0)
             break
-        if want[i] > shares[i]:
-            shares[i] += 1
-            left -= 1
-    return [w + s for w, s in zip(widths, shares)]
+        for i in pinned:
+            widths[i] = natural[i] if share[i] >= natural[i] else min(floor[i], natural[i])
+            flexible.remove(i)
+    return widths
 
 
 def wrap_cell(text: str, width: int) -> list[str]:
@@ -85,10 +92,10 @@ def plain_table(columns: list[str], rows: list[list[str]], width: int, gap: int 
     natural = [max([len(columns[i])] + [max(map(len, (r[i].splitlines() or [""]))) for r in rows]) for i in range(n)]
     total = max(width - gap * (n - 1), n)
     heads = [max(_longest_word(columns[i]), 1) for i in range(n)]
-    # a column's floor: all of it when it is short (24 characters at most), else its longest word
-    # (at most 16); the widest floors are cut first until they all fit
+    # a column's floor: its longest word (at most 24 characters), which is all of it when its cells
+    # are single words (names, codes); the widest floors are cut first until they all fit
     longest = [max([_longest_word(r[i]) for r in rows], default=0) for i in range(n)]
-    floor = [max(heads[i], natural[i] if natural[i] <= 24 else min(16, longest[i])) for i in range(n)]
+    floor = [max(heads[i], min(24, longest[i])) for i in range(n)]
     while sum(floor) > total:
         i = max(range(n), key=lambda i: floor[i] - heads[i] and floor[i])
         if floor[i] <= heads[i]:
