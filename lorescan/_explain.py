@@ -11,6 +11,7 @@ forward (a replay's ``msg`` column and ``explain --at`` use the same numbers).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
@@ -31,6 +32,16 @@ FIELD_NAMES = {
     "scenario": "the character's scenario", "creator_notes": "the character's creator notes",
 }
 _KEY_REASONS = ("primary key ", "no primary key matched")
+#: the engine's gate reasons that say more in a few more words
+GATE_WORDS = {
+    "constant": "constant (always active)",
+    "sticky": "sticky (still active from an earlier generation)",
+    "suppressed by cooldown": "on cooldown after an earlier activation",
+    "suppressed by delay": "delayed: the chat is not yet as long as its delay",
+    "delayed until recursion": "delayed until recursion (only a recursion pass can activate it)",
+    "excluded from recursion": "excluded from recursion (only the chat can activate it)",
+    "no keys": "it has no keys",
+}
 
 
 @dataclass
@@ -133,7 +144,7 @@ class _Context:
         return [_Piece("recursion", text, f"the contents recursed after pass {pas} ({', '.join(sources)})")]
 
     def _content(self, key: str) -> str | None:
-        ce = next((c for c in self.lore._all if c.key == key), None)
+        ce = entries_by_key(self.lore).get(key)
         if ce is None or not isinstance(ce.content, str):
             return None
         return substitute(ce.content, self.env) if ce.macros else ce.content
@@ -217,13 +228,27 @@ def _fields(character: Character | None, persona: str, env: MacroEnv) -> dict[st
     return out
 
 
+_BY_KEY: "weakref.WeakKeyDictionary[Lore, dict[str, CompiledEntry]]" = weakref.WeakKeyDictionary()
+
+
+def entries_by_key(lore: Lore) -> dict[str, CompiledEntry]:
+    """The compiled entries by ``"<book>.<uid>"`` (the first of equal keys), built once per ``Lore``."""
+    got = _BY_KEY.get(lore)
+    if got is None:
+        got = {}
+        for ce in lore._all:
+            got.setdefault(ce.key, ce)
+        _BY_KEY[lore] = got
+    return got
+
+
 def _find_entry(lore: Lore, key: str) -> CompiledEntry:
     from ._errors import LorescanError
 
-    for ce in lore._all:
-        if ce.key == key:
-            return ce
-    raise LorescanError(f"no entry {key!r} in the books (use <book>.<uid>)", field="entry")
+    ce = entries_by_key(lore).get(key)
+    if ce is None:
+        raise LorescanError(f"no entry {key!r} in the books (use <book>.<uid>)", field="entry")
+    return ce
 
 
 def _decisive_pass(events: list[dict[str, Any]], activated: bool, ctx: _Context) -> int | None:
@@ -418,7 +443,7 @@ def _reason(gate: dict[str, Any] | None, keys: _KeyReport, pas: int | None, ce: 
         triggers = ", ".join(str(t) for t in ce.triggers or [])
         return f"the generation type {quote(keys.ctx.trigger)} is not among its triggers ({triggers})"
     if not why.startswith(_KEY_REASONS):
-        return why
+        return GATE_WORDS.get(why, why)
     hit = keys.first_hit("primary", pas)
     if hit is None:
         return "no primary key matched" if why.startswith("no primary") else why

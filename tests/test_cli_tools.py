@@ -84,7 +84,7 @@ def test_scan_marks_matched_spans(capsys) -> None:
     assert main(["scan", "--book", BOOK, "--text", "The keeper lit the beacon.", "--tokenizer", "chars4"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "The [keeper] lit the [beacon]."
-    assert out[2:] == ["saltmere.0: activated in pass 1: constant",
+    assert out[2:] == ["saltmere.0: activated in pass 1: constant (always active)",
                        "saltmere.1: activated in pass 1: primary key 'beacon' matched in the text",
                        "saltmere.2: activated in pass 1: primary key 'keeper' matched in the text"]
 

@@ -110,7 +110,7 @@ def test_one_message_numbering_in_replay_explain_and_scan() -> None:
     scan = _run("scan", "--book", BOOK, "--text", "Follow the cat to the keeper.")
     assert scan.stdout.splitlines() == [
         "Follow the [cat] to the [keeper].", "",
-        "saltmere.0: activated in pass 1: constant",
+        "saltmere.0: activated in pass 1: constant (always active)",
         "saltmere.2: activated in pass 1: primary key 'keeper' matched in the text",
         "saltmere.10: activated in pass 1: primary key 'cat' matched in the text"]
 
