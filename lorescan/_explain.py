@@ -451,13 +451,13 @@ def _reason(gate: dict[str, Any] | None, keys: _KeyReport, pas: int | None, ce: 
     if not keys.secondary:
         return text
     logic = ce.selective_logic if ce.selective_logic is not None else 0
-    name = LOGIC_NAMES.get(logic, f"logic {_js.js_string(logic)}") if isinstance(logic, (int, float)) else \
-        f"logic {quote(logic)}"
+    number = isinstance(logic, (int, float)) and not isinstance(logic, bool)
+    name = LOGIC_NAMES.get(logic, f"logic {_js.js_string(logic)}") if number else f"logic {_js.js_string(logic)}"
     sec = keys.first_hit("secondary", pas)
     matched = [keys.secondary[i] for i in range(len(keys.secondary))
                if any(m.counts for m in keys.found("secondary", i, pas))]
     if gate["event"] == "skipped":
-        detail = (f"none of them matched" if not matched else
+        detail = ("none of them matched" if not matched else
                   f"{', '.join(quote(k) for k in matched)} matched")
         return f"{text}, but the secondary keys failed ({name}: {detail})"
     if sec is not None and logic == 0:
