@@ -63,9 +63,9 @@ def check(result: ActivationResult, expect: Expect) -> list[str]:
     keys = result.activated_keys()
     for k in expect.activated:
         if k not in keys:
-            failures.append(f"expected {k} to be activated; activated: {keys or 'nothing'}")
+            failures.append(f"expected {k} to be activated; activated: {_names(keys)}")
     if expect.activated_exactly is not None and keys != expect.activated_exactly:
-        failures.append(f"expected exactly {expect.activated_exactly}; got {keys}")
+        failures.append(f"expected exactly {_names(expect.activated_exactly)}; got {_names(keys)}")
     for k in expect.not_activated:
         if k in keys:
             failures.append(f"expected {k} not to be activated")
@@ -88,3 +88,7 @@ def check(result: ActivationResult, expect: Expect) -> list[str]:
         if text not in result.after:
             failures.append(f"expected the after-character text to contain {text!r}")
     return failures
+
+
+def _names(keys: list[str]) -> str:
+    return ", ".join(keys) if keys else "nothing"

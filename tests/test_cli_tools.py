@@ -24,7 +24,8 @@ def _json_lines(capsys) -> list[dict]:
 def test_replay_json_lists_every_generation(capsys) -> None:
     assert main(["replay", "--book", BOOK, "--chat", CHAT, "--json", "--tokenizer", "chars4"]) == 0
     gens = _json_lines(capsys)
-    assert [g["generation"] for g in gens] == [2, 4, 6, 8, 10, 12]
+    assert [g["generation"] for g in gens] == [1, 2, 3, 4, 5, 6]
+    assert [g["message"] for g in gens] == [3, 5, 7, 9, 11, 13]     # #1 is the greeting
     assert gens[0]["activated"] == ["saltmere.0", "saltmere.1", "saltmere.8"]
     assert gens[0]["depth"] == [{"depth": 2, "role": 0, "entries": ["[The fog thickens whenever someone lies nearby.]"]}]
     assert gens[2]["activated"] == ["saltmere.0", "saltmere.2", "saltmere.3", "saltmere.7"]
@@ -46,7 +47,8 @@ def test_replay_equals_the_scenario_runner_on_each_prefix(capsys) -> None:
     messages = [m.model_dump(include={"name", "is_user", "is_system", "mes"}) for m in chat.messages]
     entries = [e.to_json() for e in book.entries]
     draws = random.Random(0)          # the replay's seed (--seed 0): the same draws, turn by turn
-    turns = [{"chat": messages[: g["generation"]], "random": [draws.random() for _ in range(g["rolls"])]}
+    assert [(g["generation"], g["message"]) for g in gens] == [(1, 3), (2, 5), (3, 7), (4, 9), (5, 11), (6, 13)]
+    turns = [{"chat": messages[: g["message"] - 1], "random": [draws.random() for _ in range(g["rolls"])]}
              for g in gens]
     scenario = {"books": [{"name": "saltmere", "scope": "global", "entries": entries}], "settings": settings, "user_name": "Rowan", "char_name": "Ines",
                 "tokenizer": "words", "turns": turns, "st_version": "1.18.0"}
@@ -68,20 +70,23 @@ def test_explain_in_plain_words(capsys) -> None:
     assert main(["explain", "--book", BOOK, "--chat", CHAT, "--entry", "saltmere.10", "--at", "6",
                  "--json"]) == 0
     exp = json.loads(capsys.readouterr().out)
-    assert exp["activated"] is True and exp["message"] == 12
-    assert exp["lines"] == ["key 'cat' matched 'cat' in message 2 at offset 30"]
+    assert exp["activated"] is True and exp["message"] == 13      # generation 6 wrote message #13
+    assert exp["lines"] == ["primary key 'cat' matched in message #11 (Ines)"]
+    assert [(m["message"], m["offset"], m["where"]) for m in exp["matches"]] == [(11, 30, "message #11 (Ines)")]
     assert main(["explain", "--book", BOOK, "--chat", CHAT, "--entry", "4", "--at", "1"]) == 0
-    out = capsys.readouterr().out
-    assert out.splitlines()[0] == "saltmere.4 at generation 1 (before message 2): not activated: no primary key matched"
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ("saltmere.4 at generation 1, before message #3 (messages are numbered from #1, the first "
+                      "message of the chat)")
+    assert out[1] == "not activated: no primary key matched"
 
 
 def test_scan_marks_matched_spans(capsys) -> None:
     assert main(["scan", "--book", BOOK, "--text", "The keeper lit the beacon.", "--tokenizer", "chars4"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "The [keeper] lit the [beacon]."
-    assert "saltmere.1: primary key 'lighthouse' matched" not in out
-    assert any(line.startswith("saltmere.1: primary key 'beacon' matched") for line in out)
-    assert any(line.startswith("saltmere.2: primary key 'keeper' matched") for line in out)
+    assert out[2:] == ["saltmere.0: activated in pass 1: constant (always active)",
+                       "saltmere.1: activated in pass 1: primary key 'beacon' matched in the text",
+                       "saltmere.2: activated in pass 1: primary key 'keeper' matched in the text"]
 
 
 def test_case_file_passes_and_fails_with_exit_codes(tmp_path: Path, capsys) -> None:

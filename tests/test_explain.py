@@ -1,11 +1,13 @@
-"""Plain-word explanations of one entry, and the regression-case checks."""
+"""Plain-word explanations of one entry: where each key matched (message, recursed content,
+character field), every gate, roll and budget step in words, and the regression-case checks."""
 
 from __future__ import annotations
 
 import lorescan
-from lorescan import ChatMessage, Lorebook, Settings
+from lorescan import Character, ChatMessage, Lorebook, Settings
 from lorescan._cases import Expect, check
-from lorescan._explain import explain
+from lorescan._explain import explain, message_range
+from lorescan._scenario import ListRandom
 
 BOOK = Lorebook.from_entries("elves", [
     {"uid": 0, "key": ["elf"], "content": "Elves live long."},
@@ -17,8 +19,6 @@ BOOK = Lorebook.from_entries("elves", [
 
 
 def _explain(text: str, key: str, settings: Settings | None = None, rng_values=(0.5,)):
-    from lorescan._scenario import ListRandom
-
     settings = settings or Settings(world_info_include_names=False)
     lore = lorescan.compile([BOOK], tokenizer="words")
     chat = [ChatMessage(name="U", is_user=True, mes="the troll sleeps"), ChatMessage(name="C", mes=text)]
@@ -29,26 +29,88 @@ def _explain(text: str, key: str, settings: Settings | None = None, rng_values=(
 def test_substring_match_inside_a_word_is_explained() -> None:
     exp = _explain("it hid itself", "elves.0")
     assert exp.activated
-    assert exp.verdict == "activated in pass 1: primary key 'elf' matched"
-    assert exp.lines == ["key 'elf' matched 'itself' inside a word (message 1, offset 10); whole-word matching is off"]
+    # messages count from the start of the chat: the newest of two is #2
+    assert exp.verdict == "activated in pass 1: primary key 'elf' matched in message #2 (C)"
+    assert exp.lines == ["primary key 'elf' matched inside the word 'itself' in message #2 (C); "
+                         "whole-word matching is off"]
+    assert exp.steps == ["pass 1 (the chat): a candidate: primary key 'elf' matched in message #2 (C)",
+                         "pass 1 (the chat): fits the budget: 3 of 1,024 tokens used after it",
+                         "pass 1 (the chat): activated"]
+    assert [(m.message, m.offset, m.word, m.inside_word) for m in exp.matches] == [(2, 10, "itself", True)]
 
 
 def test_whole_word_miss_is_explained() -> None:
     exp = _explain("the shipwright", "elves.3")
     assert not exp.activated
-    assert exp.lines == ["key 'ship' occurs only inside the word 'shipwright' (message 1); "
+    assert exp.lines == ["primary key 'ship' occurs only inside the word 'shipwright', in message #2 (C); "
                          "whole-word matching is on, so it does not match"]
     assert exp.verdict == "not activated: no primary key matched"
+    assert [m.counts for m in exp.matches] == [False]
 
 
 def test_gates_rolls_and_depth_are_explained() -> None:
     assert _explain("an orc", "elves.1").verdict == "not activated: disabled"
     exp = _explain("a dwarf", "elves.2", rng_values=(0.5,))
-    assert exp.verdict == "not activated: failed its probability roll (50.0 > 10)"
+    assert exp.verdict == "not activated: failed its probability roll (rolled 50.0; it needs 10 or less)"
     exp = _explain("nothing here", "elves.4", settings=Settings(world_info_include_names=False,
                                                                  world_info_depth=1))
-    assert exp.lines == ["key 'troll' occurs only in message 2 (newest = 1), beyond the scan depth of 1"]
-    assert _explain("nothing", "elves.0").lines == ["key 'elf' does not occur in the chat"]
+    assert exp.lines == ["primary key 'troll' occurs only in message #1 (U), beyond the scan depth of 1 "
+                         "(pass 1 scanned message #2)"]
+    assert _explain("nothing", "elves.0").lines == [
+        "primary key 'elf' does not occur in the text pass 1 scanned (messages #1 to #2)"]
+
+
+SALT = Lorebook.from_entries("w", [
+    {"uid": 0, "key": ["harbour"], "content": "The harbour hides smugglers."},
+    {"uid": 1, "key": ["smugglers"], "content": "Smugglers pay in rum."},
+    {"uid": 2, "key": ["cliff"], "content": "Cliffs.", "matchCharacterDescription": True},
+    {"uid": 3, "key": ["gold"], "content": "x " * 50, "order": 1},
+    {"uid": 4, "key": ["/RUM/"], "content": "Rum.", "caseSensitive": True},
+])
+
+
+def _salt(budget: int, key: str, messages: tuple[str, ...] = ("To the harbour! gold",)):
+    lore = lorescan.compile([SALT], tokenizer="words")
+    chat = [ChatMessage(name="Ines", mes="Welcome.")] + [ChatMessage(name="Rowan", is_user=True, mes=m)
+                                                         for m in messages]
+    settings = Settings(world_info_recursive=True, world_info_budget=budget, max_context=4000)
+    card = Character(name="Ines", description="She lives on the cliff.")
+    result = lore.activate(chat, settings=settings, character=card, trace=True, user_name="Rowan",
+                           char_name="Ines")
+    return explain(lore, result, key, chat, settings=settings, user_name="Rowan", char_name="Ines",
+                   character=card)
+
+
+def test_a_match_in_recursed_content_names_the_entry_and_the_pass() -> None:
+    exp = _salt(100, "w.1")
+    assert exp.activated
+    assert exp.verdict == ("activated in pass 2: primary key 'smugglers' matched in the content of w.0, "
+                           "recursed after pass 1")
+    assert exp.lines == ["primary key 'smugglers' matched in the content of w.0, recursed after pass 1"]
+    assert exp.steps[0] == "pass 1 (the chat): not a candidate: no primary key matched"
+    assert exp.steps[1].startswith("pass 2 (recursion): a candidate: primary key 'smugglers' matched in the "
+                                   "content of w.0")
+    match = exp.matches[0]
+    assert (match.piece, match.source, match.scan_pass, match.message) == ("recursion", "w.0", 2, None)
+    # a regex key, case-sensitive, that never matches: said in words, with what was scanned
+    exp = _salt(100, "w.4")
+    assert exp.lines == ["primary key '/RUM/' does not occur in the text pass 3 scanned (messages #1 to #2 "
+                         "and the contents recursed after passes 1 and 2)"]
+
+
+def test_a_match_in_a_character_field_and_a_budget_overflow() -> None:
+    exp = _salt(100, "w.2")
+    assert exp.verdict == "activated in pass 1: primary key 'cliff' matched in the character's description"
+    exp = _salt(1, "w.3")        # 1 % of 4,000 tokens: 40
+    assert exp.verdict == ("not activated: does not fit the budget: with it, 55 tokens would be used, "
+                           "over the budget of 40")
+    assert not any("{" in line for line in exp.lines + exp.steps)
+
+
+def test_message_ranges() -> None:
+    assert message_range([6, 5, 4, 3]) == "messages #3 to #6"
+    assert message_range([2]) == "message #2"
+    assert message_range([]) == "no messages"
 
 
 def test_case_checks() -> None:
@@ -60,8 +122,8 @@ def test_case_checks() -> None:
     problems = check(result, Expect(activated=["elves.2"], not_activated=["elves.0"],
                                     position={"elves.4": "after"}, activated_exactly=["elves.4"]))
     assert problems == [
-        "expected elves.2 to be activated; activated: ['elves.0', 'elves.4']",
-        "expected exactly ['elves.4']; got ['elves.0', 'elves.4']",
+        "expected elves.2 to be activated; activated: elves.0, elves.4",
+        "expected exactly elves.4; got elves.0, elves.4",
         "expected elves.0 not to be activated",
         "expected elves.4 at position after; it is at position 0",
     ]

@@ -38,4 +38,9 @@ def run(args: argparse.Namespace) -> int:
                             v3_decorators=args.v3_decorators)
     for note in notes:
         print(f"lorescan: note: {note}", file=sys.stderr)
+    target = args.to or loaded.format
+    what = [f"book {b.name}, {len(b.entries)} entries" for b in loaded.books]
+    if loaded.chat is not None:
+        what.append(f"{len(loaded.chat.messages)} messages")
+    print(f"wrote {args.output} ({target})" + (f": {'; '.join(what)}" if what else ""))
     return 0

@@ -17,8 +17,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--entry", required=True, metavar="UID",
                    help="the entry: <book>.<uid>, or just the uid when it is unambiguous")
     p.add_argument("--at", type=int, default=None, metavar="N",
-                   help="generation number as `lorescan replay` numbers them (default: the last)")
-    p.add_argument("--json", action="store_true", help="print the explanation as JSON")
+                   help="generation number as `lorescan replay` numbers them, from 1 (default: the last)")
+    p.add_argument("--json", action="store_true",
+                   help="print the explanation as JSON (\"message\": the number of the message the "
+                        "generation wrote, #1 being the first message of the chat)")
     p.set_defaults(func=run)
 
 
@@ -39,7 +41,7 @@ def resolve_entry(inputs, wanted: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from .._errors import LorescanError
-    from .._explain import explain
+    from .._explain import NUMBERING, explain
     from .._replay import generation_points
 
     inputs = open_inputs(args)
@@ -57,15 +59,15 @@ def run(args: argparse.Namespace) -> int:
     chat = inputs.messages[: points[at - 1]]
     result = inputs.activate(chat, timed=timed, trace=True, rng=rng)
     exp = explain(inputs.lore, result, key, chat, settings=inputs.settings, user_name=inputs.user_name,
-                  char_name=inputs.char_name)
+                  char_name=inputs.char_name, character=inputs.character)
+    written = points[at - 1] + 1          # the chat number of the message this generation wrote
     if args.json:
-        print(json.dumps({"generation": at, "message": points[at - 1], **exp.to_json()}, ensure_ascii=False))
+        print(json.dumps({"generation": at, "message": written, **exp.to_json()}, ensure_ascii=False))
         return 0
-    print(f"{key} at generation {at} (before message {points[at - 1]}): {exp.verdict}")
+    print(f"{key} at generation {at}, before message #{written} ({NUMBERING})")
+    print(exp.verdict)
     for line in exp.lines:
         print(f"  - {line}")
-    for ev in exp.events:
-        if ev["event"] in ("probability", "budget", "group", "activated"):
-            detail = {k: v for k, v in ev.items() if k not in ("event", "entry")}
-            print(f"  · pass {ev['pass']}: {ev['event']} {detail}")
+    for step in exp.steps:
+        print(f"  · {step}")
     return 0

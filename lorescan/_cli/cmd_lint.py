@@ -54,10 +54,10 @@ def run(args: argparse.Namespace) -> int:
     if not findings:
         print(f"{len(books)} book(s), {sum(len(b.entries) for b in books)} entries: no findings.")
         return 0
-    table = Table(["severity", "book", "uid", "field", "code", "message", "fix"],
+    table = Table(["severity", "entry", "field", "code", "message", "fix"],
                   title=f"lorescan lint (SillyTavern {args.st_version})")
     for f in findings:
-        table.add([f.severity, f.book, "" if f.uid is None else str(f.uid), f.field or "", f.code,
+        table.add([f.severity, f.book if f.uid is None else f"{f.book}.{f.uid}", f.field or "", f.code,
                    f.message, f.fix])
     table.print()
     warnings = sum(1 for f in findings if f.severity == "warning")

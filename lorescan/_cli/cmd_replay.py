@@ -7,7 +7,8 @@ import json
 import sys
 
 from .common import add_book_args, open_inputs
-from .render import Table, position_label, progress_bar
+from .._explain import NUMBERING
+from .render import NBSP, Table, position_label, print_wrapped, progress_bar
 
 POSITIONS = ("before", "after", "an_top", "an_bottom", "em", "depth", "outlets")
 
@@ -38,23 +39,35 @@ def run(args: argparse.Namespace) -> int:
                   char_name=inputs.char_name, character=inputs.character, timed=inputs.timed,
                   rng=inputs.rng(), progress=bar.update if bar else None)
     if args.json:
-        for gen in gens:
-            print(json.dumps(gen.to_json(), ensure_ascii=False))
+        for n, gen in enumerate(gens, 1):
+            print(json.dumps({"generation": n, "message": gen.index + 1, **_without_index(gen.to_json())},
+                             ensure_ascii=False))
         if bar:
             bar.close()
         return 0
     table = Table(["gen", "msg", "activated (position)", "new", "gone", "budget"],
-                  title=f"Replay of {args.chat}: {len(points)} generations, "
+                  title=f"Replay of {args.chat}: {_count(len(points), 'generation')}, "
                         f"{len(inputs.books)} book(s), SillyTavern {inputs.lore.compat.version}")
     total = 0
     for n, gen in enumerate(gens, 1):
         r = gen.result
         total += len(r.activated)
-        acts = ", ".join(f"{a.key} ({position_label(a.position)})" for a in r.activated) or "-"
+        acts = ", ".join(f"{a.key} ({position_label(a.position)})".replace(" ", NBSP) for a in r.activated) or "-"
         budget = f"{r.budget_used}/{r.budget}" + (" OVERFLOW" if r.overflowed else "")
-        table.add([str(n), str(gen.index), acts, ", ".join(gen.new) or "-", ", ".join(gen.gone) or "-", budget])
+        table.add([str(n), str(gen.index + 1), acts, ", ".join(gen.new) or "-", ", ".join(gen.gone) or "-", budget])
     if bar:
         bar.close()
     table.print()
-    print(f"{len(points)} generations, {total} activations in all.")
+    print(f"{_count(len(points), 'generation')}, {_count(total, 'activation')} in all.")
+    print_wrapped(f"msg: the message each generation wrote ({NUMBERING}).")
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _without_index(obj: dict) -> dict:
+    """``Generation.to_json`` without its 0-based ``generation`` index (replaced by 1-based numbers)."""
+    obj.pop("generation", None)
+    return obj

@@ -11,42 +11,46 @@ from .common import add_book_args, open_inputs
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scan", help="which entries a piece of text triggers, with matched spans",
-                       description="Treats TEXT as the newest chat message (no name prefix) and shows "
+                       description="Treats TEXT as the only chat message (no name prefix) and shows "
                                    "the entries it activates and where their keys matched, for tuning keys.")
     add_book_args(p, chat=False)
+    # scan reads no chat file: say where the names come from instead
+    p._option_string_actions["--user"].help = "the user's name, for {{user}} in keys (default: User)"
+    p._option_string_actions["--char"].help = ("the character's name, for {{char}} in keys (default: the "
+                                               "card's name when a --book is a character card, else Character)")
     p.add_argument("--text", required=True, help="the text to scan ('-' reads standard input)")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--json", action="store_true",
+                   help="print JSON: the activated entries and, for each, its keys' matches")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._js import nullish, truthy
-    from .._explain import find_key
-    from .._macros import MacroEnv
+    from .._explain import explain
+    from .._js import JS_WHITESPACE
     from .._model import ChatMessage
 
     inputs = open_inputs(args, need_chat=False)
     text = sys.stdin.read() if args.text == "-" else args.text
     inputs.settings = inputs.settings.model_copy(update={"world_info_include_names": False})
-    result = inputs.activate([ChatMessage(name="", mes=text)], trace=True)
-    env = MacroEnv(user=inputs.user_name, char=inputs.char_name)
-    s = inputs.settings
+    chat = [ChatMessage(name="", mes=text)]
+    result = inputs.activate(chat, trace=True)
     rows = []
     spans: list[tuple[int, int]] = []
+    trimmed_at = len(text) - len(text.lstrip(JS_WHITESPACE))   # offsets are into the trimmed text
     for act in result.activated:
-        ce = next(c for c in inputs.lore._all if c.key == act.key)
-        cs = truthy(nullish(ce.case_sensitive, s.world_info_case_sensitive))
-        ww = truthy(nullish(ce.match_whole_words, s.world_info_match_whole_words))
+        exp = explain(inputs.lore, result, act.key, chat, settings=inputs.settings,
+                      user_name=inputs.user_name, char_name=inputs.char_name, character=inputs.character,
+                      text_label="the text")
         hits = []
-        for k in ce.keys if isinstance(ce.keys, list) else []:
-            for m in find_key(k, [text], 1, env, cs, ww):
-                if m.offset is not None and m.word is not None and m.kind != "empty":
-                    hits.append({"key": k, "offset": m.offset, "match": m.word, "inside_word": m.inside_word})
-                    key_len = len(m.word) if m.kind == "regex" else len(k.strip())
-                    spans.append((m.offset, m.offset + key_len))
-        why = next((e["why"] for e in result.trace or [] if e.get("entry") == act.key
-                    and e["event"] == "candidate"), "")
-        rows.append({"entry": act.key, "why": why, "keys": hits, "position": act.position})
+        for m in exp.matches:
+            if m.piece == "message" and m.counts and m.offset is not None and m.word is not None \
+                    and m.kind != "blank":
+                start = trimmed_at + m.offset
+                length = len(m.word) if m.kind == "regex" else len(m.key.strip())
+                hits.append({"key": m.key, "role": m.role, "offset": start, "match": m.word,
+                             "inside_word": m.inside_word})
+                spans.append((start, start + length))
+        rows.append({"entry": act.key, "why": exp.verdict, "keys": hits, "position": act.position})
     if args.json:
         print(json.dumps({"activated": result.activated_keys(), "entries": rows}, ensure_ascii=False))
         return 0
@@ -56,9 +60,7 @@ def run(args: argparse.Namespace) -> int:
     print(_highlight(text, spans))
     print()
     for r in rows:
-        where = ", ".join(f"{h['key']!r}→{h['match']!r}@{h['offset']}" + (" (inside a word)" if h["inside_word"] else "")
-                          for h in r["keys"])
-        print(f"{r['entry']}: {r['why']}" + (f" [{where}]" if where else ""))
+        print(f"{r['entry']}: {r['why']}")
     return 0
 
 

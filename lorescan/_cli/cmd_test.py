@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from typing import Any
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("test", help="run lorebook regression cases (YAML or JSON); exit 1 on failure",
                        description="Runs each case of a case file and prints PASS/FAIL; a failing case "
-                                   "prints the trace of the entries it names.")
+                                   "explains, in plain words, each entry it names.")
     p.add_argument("cases", metavar="CASES", help="case file (.yaml, .yml or .json)")
     p.add_argument("--json", action="store_true", help="one JSON line per case")
     p.set_defaults(func=run)
@@ -46,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
 
     from .._cases import CaseFile, check
     from .._engine import Lore
+    from .._explain import explain
+    from .._formats.chats import settle_roles
     from .._errors import LorescanError
     from .._load import load
     from .._model import Settings, validation_error
@@ -71,9 +74,14 @@ def run(args: argparse.Namespace) -> int:
             raise validation_error(exc, file=str(path), prefix="settings.") from None
         user, char = case.user or spec.user, case.char or spec.char
         if isinstance(case.chat, str):
-            chat_file = load(str(base / case.chat)).chat
-            if chat_file is None:
+            loaded = load(str(base / case.chat))
+            if loaded.chat is None:
                 raise LorescanError("is not a chat", file=str(base / case.chat))
+            named = (case.user or ("user" in spec.model_fields_set and spec.user) or None,
+                     case.char or ("char" in spec.model_fields_set and spec.char) or None)
+            chat_file, notes = settle_roles(loaded.chat, *named, loaded.warnings)
+            for note in notes:
+                print(f"lorescan: warning: {base / case.chat}: {note}", file=sys.stderr)
             msgs = list(chat_file.messages)
             points = generation_points(msgs) or [len(msgs)]
             at = case.at or len(points)
@@ -97,10 +105,12 @@ def run(args: argparse.Namespace) -> int:
                 print(f"      {msg}")
             if problems:
                 named = set(case.expect.activated) | set(case.expect.not_activated) | set(case.expect.position)
-                for ev in result.trace or []:
-                    if ev.get("entry") in named:
-                        detail = {k: v for k, v in ev.items() if k not in ("entry",)}
-                        print(f"        trace {ev['entry']}: {detail}")
+                for key in sorted(k for k in named if any(ce.key == k for ce in lore._all)):
+                    exp = explain(lore, result, key, chat, settings=settings, user_name=user, char_name=char,
+                                  generation_type=case.type)
+                    print(f"      {key}: {exp.verdict}")
+                    for line in exp.lines + exp.steps:
+                        print(f"        - {line}")
         failed += bool(problems)
     if not args.json:
         print(f"{len(spec.cases) - failed} passed, {failed} failed")

@@ -6,6 +6,7 @@ import argparse
 import gc
 import json
 import random
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,7 @@ def read_settings(path: str | None) -> tuple[Settings, str | None]:
 
 def open_inputs(args: argparse.Namespace, need_chat: bool = True) -> Inputs:
     """Load the books, chat and settings named on the command line and compile the books."""
+    from .._formats.chats import settle_roles
     from .._load import load
 
     books: list[Lorebook] = []
@@ -128,6 +130,9 @@ def open_inputs(args: argparse.Namespace, need_chat: bool = True) -> Inputs:
         chat = getattr(loaded_chat, "chat", None)
         if chat is None:
             raise LorescanError(f"is a {loaded_chat.format} file, not a chat", file=chat_path)
+        chat, notes = settle_roles(chat, args.user_name, args.char_name, loaded_chat.warnings)
+        for note in notes:
+            print(f"lorescan: warning: {chat_path}: {note}", file=sys.stderr)
         messages = list(chat.messages)
         user_name = chat.user_name or user_name
         char_name = chat.character_name or None

@@ -19,6 +19,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="lorescan",
         description="SillyTavern-exact lorebook (world info) activation: replay, explain, lint, convert.",
     )
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"lorescan {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         try:

@@ -40,6 +40,8 @@ class Chat(BaseModel):
     timed: TimedState | None = None
     world_info: str | None = None
     header: dict[str, Any] | None = Field(default=None, description="SillyTavern's header line")
+    roles_note: str | None = Field(default=None, exclude=True,
+                                   description="the warning saying how the roles were guessed, if they were")
 
 
 def _message(raw: dict[str, Any], where: str, file: str | None) -> ChatMessage:
@@ -177,8 +179,8 @@ def read_tavernai(items: list[str], file: str | None) -> tuple[Chat, list[str]]:
         char = char or name
         messages.append(ChatMessage(name=name, is_user=name != char, mes=text))
     user, _ = _names_from(messages)
-    notes = ["TavernAI legacy chat: the first speaker is taken as the character"]
-    return Chat(format=TAVERNAI, user_name=user, character_name=char, messages=messages), notes
+    note = "TavernAI legacy chat: the first speaker is taken as the character"
+    return Chat(format=TAVERNAI, user_name=user, character_name=char, messages=messages, roles_note=note), [note]
 
 
 def write_tavernai(chat: Chat) -> bytes:
@@ -376,16 +378,61 @@ def read_transcript(text: str, file: str | None) -> tuple[Chat, list[str]]:
             raise FormatError(f"line {number} is not 'Name: message'", file=file)
     if not turns:
         raise FormatError("no 'Name: message' lines", file=file)
-    notes = []
+    note = None
     if user is None:
         user = next((s for s in speakers if s.lower() in USER_NAMES), None)
         if user is None:
             user = speakers[0]
-            notes.append(f"took {user!r} (the first speaker) as the user; add '# user: Name' to choose")
+            note = f"took {user!r} (the first speaker) as the user; add '# user: Name' to choose"
     if char is None:
         char = next((s for s in speakers if s != user), None)
     messages = [ChatMessage(name=name, is_user=name == user, mes=body.rstrip("\n")) for name, body in turns]
-    return Chat(format=TRANSCRIPT, user_name=user, character_name=char, messages=messages), notes
+    chat = Chat(format=TRANSCRIPT, user_name=user, character_name=char, messages=messages, roles_note=note)
+    return chat, [note] if note else []
+
+
+def settle_roles(chat: Chat, user: str | None, char: str | None, notes: list[str]) -> tuple[Chat, list[str]]:
+    """Let the user's ``--user``/``--char`` decide who speaks in a chat whose roles come from names.
+
+    Transcripts and TavernAI chats say only who speaks, so the reader guesses which speaker is the
+    user. A given name that speaks in the chat decides instead: ``user`` is the user, or else
+    everyone but ``char`` is (the first of them when there are several: a ``User``/``You`` first).
+    Returns the chat and its notes: the guess's note is dropped once the names decide, and says
+    that ``--user``/``--char`` decide otherwise.
+    """
+    hint = " (or pass --user NAME or --char NAME)"
+    if chat.format not in (TRANSCRIPT, TAVERNAI) or not (user or char):
+        return chat, [n + hint if n == chat.roles_note else n for n in notes]
+    speakers = list(dict.fromkeys(m.name for m in chat.messages if not m.is_system))
+    given_user, given_char = _speaker(user, speakers), _speaker(char, speakers)
+    out = list(notes)
+    for flag, name, found in (("--user", user, given_user), ("--char", char, given_char)):
+        if name and found is None:
+            out.append(f"{flag} {name!r} does not speak in this chat (speakers: {', '.join(speakers)})")
+    if given_user is None and given_char is None:
+        return chat, [n + hint if n == chat.roles_note else n for n in out]
+    if given_user is not None and given_user == given_char:
+        raise FormatError(f"--user and --char both name the speaker {given_user!r}")
+    if given_user is None:
+        others = [s for s in speakers if s != given_char]
+        given_user = next((s for s in others if s.lower() in USER_NAMES), others[0] if others else None)
+    if given_char is None:
+        given_char = next((s for s in speakers if s != given_user), None)
+    messages = [m if m.is_system or m.is_user == (m.name == given_user) else
+                m.model_copy(update={"is_user": m.name == given_user}) for m in chat.messages]
+    settled = chat.model_copy(update={"messages": messages, "user_name": given_user,
+                                      "character_name": given_char, "roles_note": None})
+    return settled, [n for n in out if n != chat.roles_note]
+
+
+def _speaker(name: str | None, speakers: list[str]) -> str | None:
+    """The speaker ``name`` names: the same name, else the only one equal to it ignoring case."""
+    if not name:
+        return None
+    if name in speakers:
+        return name
+    same = [s for s in speakers if s.casefold() == name.casefold()]
+    return same[0] if len(same) == 1 else None
 
 
 def write_transcript(chat: Chat) -> bytes:
