@@ -154,7 +154,7 @@ def report_data(generations: Sequence[Generation], books: Iterable[Lorebook], ti
         if messages is not None and 0 < gen.index <= len(messages):
             m = messages[gen.index - 1]
             prompt = f"{m.name}: {m.mes}"[:400]
-        gens.append({"n": n + 1, "message": gen.index, "budget": r.budget, "used": r.budget_used,
+        gens.append({"n": n + 1, "message": gen.index + 1, "budget": r.budget, "used": r.budget_used,
                      "overflowed": bool(r.overflowed), "activated": r.activated_keys(), "new": list(gen.new),
                      "gone": list(gen.gone), "passes": max(passes) if passes else None, "last_message": prompt})
     rows = []

@@ -14,10 +14,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Treats TEXT as the only chat message (no name prefix) and shows "
                                    "the entries it activates and where their keys matched, for tuning keys.")
     add_book_args(p, chat=False)
-    # scan reads no chat file: say where the names come from instead
-    p._option_string_actions["--user"].help = "the user's name, for {{user}} in keys (default: User)"
-    p._option_string_actions["--char"].help = ("the character's name, for {{char}} in keys (default: the "
-                                               "card's name when a --book is a character card, else Character)")
     p.add_argument("--text", required=True, help="the text to scan ('-' reads standard input)")
     p.add_argument("--json", action="store_true",
                    help="print JSON: the activated entries and, for each, its keys' matches")

@@ -49,8 +49,14 @@ def add_book_args(p: argparse.ArgumentParser, chat: bool = True) -> None:
     p.add_argument("--settings", metavar="SETTINGS",
                    help="JSON with SillyTavern's world_info_* settings, max_context and tokenizer "
                         "(flat, or SillyTavern's own settings.json)")
-    p.add_argument("--user", dest="user_name", help="the user's name (default: from the chat file)")
-    p.add_argument("--char", dest="char_name", help="the character's name (default: from the chat file)")
+    if chat:
+        p.add_argument("--user", dest="user_name", help="the user's name (default: from the chat file)")
+        p.add_argument("--char", dest="char_name", help="the character's name (default: from the chat file)")
+    else:
+        p.add_argument("--user", dest="user_name", help="the user's name, for {{user}} in keys (default: User)")
+        p.add_argument("--char", dest="char_name",
+                       help="the character's name, for {{char}} in keys (default: the card's name when a "
+                            "--book is a character card, else Character)")
     add_version_arg(p, "1.18", "SillyTavern version to reproduce")
     p.add_argument("--tokenizer", default=None,
                    help="budget token counter: cl100k (default), cl100k-chat, chars4, words")

@@ -74,7 +74,7 @@
     var r = data.rows[+td.dataset.r], gi = +td.dataset.g, g = gens[gi], s = r.states.charAt(gi);
     panel.textContent = "";
     panel.appendChild(el("h2", null, r.key + (r.comment ? " — " + r.comment : "")));
-    panel.appendChild(el("p", "meta", "generation " + g.n + " (before message " + g.message + ") · keys: " +
+    panel.appendChild(el("p", "meta", "generation " + g.n + " (before message #" + g.message + ") · keys: " +
       (r.keys.length ? r.keys.join(", ") : "none") + (r.constant ? " · constant" : "") + " · position: " + r.position));
     var p = el("p");
     p.appendChild(el("span", "tag s-" + s, data.states[s]));
@@ -93,7 +93,7 @@
   function showGeneration(gi) {
     var g = gens[gi];
     panel.textContent = "";
-    panel.appendChild(el("h2", null, "Generation " + g.n + " (before message " + g.message + ")"));
+    panel.appendChild(el("h2", null, "Generation " + g.n + " (before message #" + g.message + ")"));
     panel.appendChild(el("p", "meta", "budget: " + g.used + " of " + g.budget + " tokens" +
       (g.overflowed ? " — overflowed" : "") + (g.passes ? " · " + g.passes + " pass(es)" : "")));
     [["activated", g.activated], ["new", g.new], ["gone", g.gone]].forEach(function (pair) {
