@@ -12,7 +12,7 @@ The pipeline is load → compile → scan → select → budget → emit; each s
 
 
 from ._api import activate, compile, load, replay
-from ._compat import Compat, compat_for
+from ._mode import Mode, mode_for
 from ._engine import Lore
 from ._request import ActivationRequest, RandomSource
 from ._errors import FormatError, LorescanError, ScenarioError
@@ -26,10 +26,10 @@ from ._tokens import TokenCounter, get_counter
 __version__ = "0.1.0"
 
 __all__ = [
-    "Activation", "ActivationRequest", "ActivationResult", "Character", "CharacterFilter", "ChatMessage", "Compat",
+    "Activation", "ActivationRequest", "ActivationResult", "Character", "CharacterFilter", "ChatMessage",
     "DepthGroup", "DepthPrompt", "Entry", "ExampleEntry", "ForcedActivation", "FormatError",
-    "Generation", "Lore", "Lorebook", "LorescanError", "Position", "RandomSource", "Role",
+    "Generation", "Lore", "Lorebook", "LorescanError", "Mode", "Position", "RandomSource", "Role",
     "ScenarioError", "SelectiveLogic", "Session", "Settings", "TimedEffect", "TimedState",
-    "TokenCounter", "__version__", "activate", "compat_for", "compile", "get_counter", "load",
-    "replay", "run_scenario",
+    "TokenCounter", "__version__", "activate", "compile", "get_counter", "load",
+    "mode_for", "replay", "run_scenario",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
-from ._compat import Compat
+from ._mode import Mode
 from ._engine import Lore
 from ._request import ActivationRequest, RandomSource
 from ._engine import compile as _compile
@@ -34,7 +34,7 @@ def load(path: str | Path, *, name: str | None = None, v3_decorators: bool = Fal
     return _load(path, name=name, v3_decorators=v3_decorators)
 
 
-def compile(books: Sequence[Lorebook], *, compat: str | Compat = "1.18",
+def compile(books: Sequence[Lorebook], *, compat: str | Mode = "1.18",
             tokenizer: str | TokenCounter = "cl100k", quirks: bool = True,
             settings: Settings | None = None, cache: bool = False) -> Lore:
     """Compile lorebooks once, for any number of evaluations (see :meth:`Lore.activate`).

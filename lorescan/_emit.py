@@ -59,7 +59,7 @@ def emit(ev: "_Evaluation", activated: list[CompiledEntry], meter: BudgetMeter) 
     em: list[ExampleEntry] = []
     depth: list[dict[str, Any]] = []
     outlets: dict[str, list[str]] = {}
-    with_outlets = ev.compat.v118_features
+    with_outlets = ev.mode.outlets
     groups: dict[Any, dict[str, Any]] = {}    # depth entries by (depth, role), for JavaScript's ===
     # Each content goes to the front of its bucket: appended here, and every bucket reversed after.
     plain = {0: before, 1: after, 2: an_top, 3: an_bottom}

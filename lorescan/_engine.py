@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator, Protocol, Sequence
 
 from . import _js
 from ._budget import BudgetMeter
-from ._compat import Compat, _Quirks, compat_for
+from ._mode import Mode, mode_for
 from ._compile import CompiledEntry, compile_books
 from ._emit import emit
 from ._macros import MacroEnv, substitute
@@ -102,11 +102,11 @@ _ORDER = attrgetter("order_num")
 class Lore:
     """Compiled lorebooks, reusable across evaluations (build with :func:`lorescan.compile`)."""
 
-    def __init__(self, books: Sequence[Lorebook], compat: Compat | str = "1.18",
+    def __init__(self, books: Sequence[Lorebook], compat: Mode | str = "1.18",
                  tokenizer: str | TokenCounter = "cl100k", quirks: bool = True,
                  prepare: Settings | None = None) -> None:
         self.books = list(books)
-        self.compat = compat if isinstance(compat, Compat) else compat_for(compat, quirks)
+        self.mode = mode_for(compat, quirks)
         self.counter = get_counter(tokenizer)
         self._plans: dict[tuple, _Plan] = {}
         self._indexes: dict[tuple, KeyIndex] = {}
@@ -144,7 +144,7 @@ class Lore:
             named = {b.name: (b, e) for b, e in chars[1:]}
             chars = chars[:1] + [named[n] for n in extra_books if n in named]
         persona: list[tuple[Lorebook, list[CompiledEntry]]] = []
-        if self.compat.v118_features:
+        if self.mode.persona_book:
             if persona_book is not None:
                 persona = [(b, e) for b, e in self._compiled if b.name == persona_book][:1]
             else:
@@ -232,8 +232,7 @@ class _Evaluation:
     def __init__(self, lore: Lore, request: ActivationRequest) -> None:
         r = request
         self.lore = lore
-        self.compat = lore.compat
-        self.quirks = _Quirks(lore.compat)
+        self.mode = lore.mode
         self.settings = r.settings
         self.character = character = r.character
         self.user_name = r.user_name
@@ -271,11 +270,11 @@ class _Evaluation:
 
     def run(self, chat: list[ChatMessage]) -> ActivationResult:
         s = self.settings
-        c = self.compat
+        c = self.mode
         ch = self.character
         base_env = MacroEnv(user=self.user_name, char=self.char_name)
         fields: dict[str, str] = {}
-        if c.v118_features:
+        if c.match_sources:
             fields["persona_description"] = self._card_field(self.persona_description, base_env)
             if ch is not None:
                 fields["character_description"] = self._card_field(ch.description, base_env)
@@ -324,7 +323,7 @@ class _Evaluation:
         return emit(self, activated, meter)
 
     def _loop(self, meter: BudgetMeter) -> list[CompiledEntry]:
-        s, c, plan, buf = self.settings, self.compat, self.plan, self.buffer
+        s, c, plan, buf = self.settings, self.mode, self.plan, self.buffer
         levels = list(plan.levels)
         self.recursion_level = levels.pop(0) if levels else 0.0
         state = INITIAL
@@ -477,7 +476,7 @@ class _Evaluation:
                     and len(activated) < s.world_info_min_activations:
                 depth = buf.current_depth()
                 limit = s.world_info_min_activations_depth_max
-                if self.quirks.min_depth_overshoot:
+                if c.min_depth_overshoot:
                     over = (limit > 0 and depth > limit) or depth > buf.chat_length
                 else:
                     over = (limit > 0 and depth >= limit) or depth >= buf.chat_length
@@ -520,7 +519,7 @@ class _Evaluation:
 _COMPILED: "OrderedDict[tuple, Lore]" = OrderedDict()
 
 
-def compile(books: Sequence[Lorebook], *, compat: str | Compat = "1.18",
+def compile(books: Sequence[Lorebook], *, compat: str | Mode = "1.18",
             tokenizer: str | TokenCounter = "cl100k", quirks: bool = True,
             settings: Settings | None = None, cache: bool = False) -> Lore:
     """Compile lorebooks once for repeated evaluation.

@@ -165,7 +165,7 @@ class _Context:
         shown = self.messages[:count]
         out = [_Piece("message", text, label, message=number) for number, label, text in shown if text]
         summary = [message_range([number for number, _, _ in shown])]
-        for name in ce.match_fields if self.lore.compat.v118_features else ():
+        for name in ce.match_fields if self.lore.mode.match_sources else ():
             if self.fields.get(name):
                 out.append(_Piece("field", self.fields[name], FIELD_NAMES.get(name, name)))
                 summary.append(FIELD_NAMES.get(name, name))

@@ -23,6 +23,7 @@ from ._lint_types import CODES as TYPE_CODES, type_findings
 from ._redos import bound, catastrophic
 from ._compile import CompiledEntry, compile_books
 from ._macros import MacroEnv, substitute
+from ._mode import mode_for
 from ._model import GENERATION_TYPES, Lorebook, Settings
 from ._tokens import TOKENIZERS, TokenCounter, get_counter
 
@@ -155,12 +156,11 @@ def regex_problem(text: str) -> str | None:
 class _Linter:
     def __init__(self, books: list[Lorebook], settings: Settings | None, compat: str,
                  tokenizer: str | TokenCounter) -> None:
-        from ._engine import compat_for
 
         self.books = books
         self.explicit_settings = settings is not None
         self.settings = settings or Settings()
-        self.compat = compat_for(compat)
+        self.mode = mode_for(compat)
         self.counter = get_counter(tokenizer)
         self.findings: list[tuple[tuple[int, int, int], Finding]] = []
         self.compiled = compile_books(books)
@@ -211,7 +211,7 @@ class _Linter:
         self.position(book, ce)
         self.probability(book, ce)
         self.budget(book, ce)
-        for code, field, message, fix, severity in type_findings(ce.entry, self.compat.v118_features):
+        for code, field, message, fix, severity in type_findings(ce.entry, self.mode.version == "1.18"):
             self.add(code, ce, book, field, message, fix, severity)
 
     def _effective(self, value: Any, default: bool) -> bool:
@@ -332,9 +332,9 @@ class _Linter:
         if not unknown:
             return
         known = ", ".join(GENERATION_TYPES)
-        if not self.compat.v118_features:
+        if not self.mode.generation_triggers:
             self.add("unknown-trigger", ce, book, "triggers",
-                     f"unknown trigger(s) {_j(unknown)}; SillyTavern {self.compat.version} ignores triggers",
+                     f"unknown trigger(s) {_j(unknown)}; SillyTavern {self.mode.version} ignores triggers",
                      f"use only {known}", "info")
         elif len(unknown) == len(trig):
             self.add("unknown-trigger", ce, book, "triggers",
@@ -346,7 +346,7 @@ class _Linter:
 
     def position(self, book: str, ce: CompiledEntry) -> None:
         pos = ce.position
-        top = 7 if self.compat.v118_features else 6
+        top = 7 if self.mode.outlets else 6
         number = isinstance(pos, (int, float)) and not isinstance(pos, bool) and pos == pos \
             and float(pos).is_integer()
         if not number or not 0 <= pos <= top:
@@ -370,7 +370,7 @@ class _Linter:
                      "set probability above 0 (100 = always), or disable the entry")
 
     def budget(self, book: str, ce: CompiledEntry) -> None:
-        if ce.ignore_budget and self.compat.budget_skip:
+        if ce.ignore_budget and self.mode.budget_skip:
             return
         content = substitute(ce.content, MacroEnv())
         budget = self.settings.budget_tokens()
@@ -382,7 +382,7 @@ class _Linter:
                      f"content is {tokens} tokens ({self.counter.name}, with its newline) and the budget is "
                      f"{budget}: it can never fit, so it never activates",
                      "shorten the content, raise world_info_budget"
-                     + (", or set ignoreBudget: true" if self.compat.v118_features else ""))
+                     + (", or set ignoreBudget: true" if self.mode.budget_skip else ""))
 
     # across entries ----------------------------------------------------------------------------
     def duplicates(self, live: list[tuple[int, int, CompiledEntry]]) -> None:

@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ._engine import Lore, compat_for
+from ._engine import Lore
+from ._mode import mode_for
 from ._errors import LorescanError, ScenarioError
 from ._model import Character, ChatMessage, Lorebook, Settings, TimedState, validation_error
 from ._request import ActivationRequest
@@ -101,7 +102,7 @@ def _run(sc: dict[str, Any], version: str | None, quirks: bool, cache: dict[Any,
         raise ScenarioError("not a scenario: it has none of the input fields ("
                             + ", ".join(INPUT_FIELDS[:8]) + ", …)")
     try:
-        compat = compat_for(version or str(sc.get("st_version") or "1.18"), quirks)
+        compat = mode_for(version or str(sc.get("st_version") or "1.18"), quirks)
     except LorescanError as exc:
         raise ScenarioError(exc.message, field=None if version else "st_version") from None
     tokenizer = sc.get("tokenizer") or "chars4"
@@ -113,7 +114,7 @@ def _run(sc: dict[str, Any], version: str | None, quirks: bool, cache: dict[Any,
     base_settings = dict(sc.get("settings") or {})
     chat = [ChatMessage.model_validate(m) for m in sc.get("chat") or []]
     turns = sc.get("turns")
-    with_outlets = compat.v118_features
+    with_outlets = compat.outlets
     if not turns:
         return result_json(_evaluate(lore, sc, {}, base_settings, chat, None), outlets=with_outlets)
     timed = TimedState()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, AbstractSet, Callable, Sequence
 
 from . import _js
-from ._compat import Compat
+from ._mode import Mode
 from ._compile import CompiledEntry, overridden
 from ._model import ForcedActivation, SelectiveLogic
 from ._index import CONSTANT, NEVER, PlainEntry
@@ -28,7 +28,7 @@ FORCED = "forced (external activation)"
 
 
 def forced_entries(refs: Sequence[ForcedActivation], by_key: Callable[[], dict[str, CompiledEntry]],
-                   compat: Compat) -> tuple[set[int], dict[int, CompiledEntry]]:
+                   mode: Mode) -> tuple[set[int], dict[int, CompiledEntry]]:
     """The entries external requests force this evaluation, and what each activates as.
 
     SillyTavern checks ``@@activate`` before external activation, so an entry carrying it is
@@ -50,7 +50,7 @@ def forced_entries(refs: Sequence[ForcedActivation], by_key: Callable[[], dict[s
         if fields:
             stored = ce.entry.model_dump()
             if any(stored.get(k) != v for k, v in fields.items()):
-                if not compat.forced_object:
+                if not mode.forced_object:
                     continue
                 as_given[ce.gid] = overridden(ce, fields)
         forced.add(ce.gid)
@@ -59,10 +59,10 @@ def forced_entries(refs: Sequence[ForcedActivation], by_key: Callable[[], dict[s
 
 def gate(ev: "_Evaluation", ce: CompiledEntry, state: int) -> tuple[bool, str]:
     """Run one entry through the per-entry checks of a pass: (is a candidate, why)."""
-    q = ev.quirks
+    q = ev.mode
     if ce.disable:
         return False, "disabled"
-    if q.triggers and ce.triggers and ev.trigger not in ce.triggers:
+    if q.generation_triggers and ce.triggers and ev.trigger not in ce.triggers:
         return False, f"generation type {ev.trigger!r} is not in triggers {ce.triggers}"
     if ce.char_names:
         included = ev.char_file is not None and ev.char_file in ce.char_names
@@ -227,7 +227,7 @@ def filter_groups(ev: "_Evaluation", new: list[CompiledEntry], state: int,
         return removed
     names = list(groups)
     order = [names[i] for i in _js.object_key_order(names)]
-    cands = _Candidates(new, ev.quirks.splice_bug)
+    cands = _Candidates(new, ev.mode.splice_bug)
     timed = ev.timed
 
     def remove(ce: CompiledEntry, why: str) -> None:
@@ -249,7 +249,7 @@ def filter_groups(ev: "_Evaluation", new: list[CompiledEntry], state: int,
                 if not any(x is s for s in stickies):
                     remove(x, f"lost group {name!r} to a sticky member")
         for x in [x for x in group if x.gid in timed.cooldown
-                  and (ev.quirks.sticky_cooldown_wipe or x.gid not in timed.sticky)]:
+                  and (ev.mode.sticky_cooldown_wipe or x.gid not in timed.sticky)]:
             remove(x, f"on cooldown in group {name!r}")
         for x in [x for x in group if x.gid in timed.delay]:
             remove(x, f"delayed in group {name!r}")
@@ -273,7 +273,7 @@ def filter_groups(ev: "_Evaluation", new: list[CompiledEntry], state: int,
                 continue
             i += 1
 
-    activated_groups = ev.activated_group_fields if ev.quirks.group_field_equality else ev.activated_group_names
+    activated_groups = ev.activated_group_fields if ev.mode.group_field_equality else ev.activated_group_names
     for name in order:
         group = groups[name]
         if has_sticky[name]:
@@ -313,7 +313,7 @@ def filter_groups(ev: "_Evaluation", new: list[CompiledEntry], state: int,
 def score(ev: "_Evaluation", ce: CompiledEntry, state: int) -> int:
     """``getScore``: how many raw (unsubstituted, untrimmed) keys match the entry's scan text."""
     buf = ev.buffer
-    hay = buf.text(buf.entry_depth(ce), state != MIN_ACTIVATIONS, ce.match_fields if ev.quirks.triggers else ())
+    hay = buf.text(buf.entry_depth(ce), state != MIN_ACTIVATIONS, ce.match_fields if ev.mode.match_sources else ())
     cs = _js.truthy(_js.nullish(ce.case_sensitive, ev.settings.world_info_case_sensitive))
     ww = _js.truthy(_js.nullish(ce.match_whole_words, ev.settings.world_info_match_whole_words))
     keys = ce.keys if isinstance(ce.keys, list) else []

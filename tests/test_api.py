@@ -11,12 +11,12 @@ import lorescan
 from lorescan import ChatMessage, Lorebook, Settings
 
 EXPORTED = [
-    "Activation", "ActivationRequest", "ActivationResult", "Character", "CharacterFilter", "ChatMessage", "Compat",
+    "Activation", "ActivationRequest", "ActivationResult", "Character", "CharacterFilter", "ChatMessage",
     "DepthGroup", "DepthPrompt", "Entry", "ExampleEntry", "ForcedActivation", "FormatError",
-    "Generation", "Lore", "Lorebook", "LorescanError", "Position", "RandomSource", "Role",
+    "Generation", "Lore", "Lorebook", "LorescanError", "Mode", "Position", "RandomSource", "Role",
     "ScenarioError", "SelectiveLogic", "Session", "Settings", "TimedEffect", "TimedState",
-    "TokenCounter", "__version__", "activate", "compat_for", "compile", "get_counter", "load",
-    "replay", "run_scenario",
+    "TokenCounter", "__version__", "activate", "compile", "get_counter", "load",
+    "mode_for", "replay", "run_scenario",
 ]
 
 

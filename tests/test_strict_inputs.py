@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from lorescan import LorescanError, ScenarioError, Settings, compat_for, run_scenario
-from lorescan._compat import VERSIONS, version_mode
+from lorescan import LorescanError, ScenarioError, Settings, mode_for, run_scenario
+from lorescan._mode import VERSIONS, version_mode
 from lorescan._model import settings_from_json
 
 from .conftest import CONFORMANCE, ROOT
@@ -170,11 +170,11 @@ def test_version_names_map_to_two_modes() -> None:
     assert {v: version_mode(v) for v in ("1.12", "1.12.6", "1.18", "1.18.0", "1.19", "1.19.0", " 1.19.0 ")} == {
         "1.12": "1.12", "1.12.6": "1.12", "1.18": "1.18", "1.18.0": "1.18", "1.19": "1.18", "1.19.0": "1.18",
         " 1.19.0 ": "1.18"}
-    assert compat_for("1.19.0") == compat_for("1.18") and compat_for("1.12.6") == compat_for("1.12")
-    assert compat_for("1.19").v118_features is True and compat_for("1.12.6").v118_features is False
+    assert mode_for("1.19.0") == mode_for("1.18") and mode_for("1.12.6") == mode_for("1.12")
+    assert mode_for("1.19").outlets is True and mode_for("1.12.6").outlets is False
     for bad in ("1.13", "1.120", "1.18.7", "2", ""):
         with pytest.raises(LorescanError) as info:
-            compat_for(bad)
+            mode_for(bad)
         assert f"unsupported SillyTavern version {bad!r}" in str(info.value)
         assert all(name in str(info.value) for name in VERSIONS)
 

@@ -22,7 +22,7 @@ from .._model import (Character, ChatMessage, Lorebook, Settings, TimedState, se
 
 def st_version(value: str) -> str:
     """``--st-version``'s type: the name as given when lorescan knows it, else an argparse error."""
-    from .._compat import version_mode
+    from .._mode import version_mode
 
     try:
         version_mode(value)

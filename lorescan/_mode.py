@@ -1,0 +1,100 @@
+"""Every behaviour switch in one place: which SillyTavern version is reproduced, its known bugs,
+and how keys match.
+
+A :class:`Mode` is frozen and hashable, like black's ``Mode``: it describes one engine's behaviour
+completely, each field named for what it changes, and it is the cache key of what depends on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+from ._errors import LorescanError
+
+
+@dataclass(frozen=True)
+class Mode:
+    """The behaviour of one compiled :class:`~lorescan.Lore`: a SillyTavern version and its bugs.
+
+    Build one with :func:`mode_for`; the fields are public so a caller can mix them.
+    """
+
+    version: str = "1.18"
+    """The behaviour family: ``"1.18"`` (1.18.0 and 1.19.0) or ``"1.12"`` (1.12.6)."""
+    # -- what 1.18 added ----------------------------------------------------------------------
+    generation_triggers: bool = True    # an entry's ``triggers`` limit the generation types it fires on
+    match_sources: bool = True          # ``match*`` flags add persona and card fields to the scan text
+    outlets: bool = True                # position 7 fills named outlets
+    persona_book: bool = True           # the persona lorebook is read
+    forced_before_constant: bool = True  # external activation is checked before ``constant``
+    forced_first: bool = True           # forced entries sort first and re-roll in later passes
+    forced_object: bool = True          # a forced activation activates the caller's object (its
+                                        # fields replace the entry's); 1.12.6 needs an identical one
+    dry_run_delay: bool = True          # dry runs apply ``delay``
+    budget_skip: bool = True            # an overflow skips on to ``ignoreBudget`` entries
+    skip_empty_recursion: bool = True   # an empty recursion text adds nothing to the buffer
+    activation_by_key: bool = True      # activations keyed "<book>.<uid>" (1.12.6: by entry object)
+    # -- SillyTavern's known bugs (README: "Quirks"), reproduced unless turned off ------------
+    splice_bug: bool = True             # removing an absent group member removes the last candidate
+    group_field_equality: bool = True   # "group already activated" compares whole ``group`` fields
+    sticky_cooldown_wipe: bool = True   # a sticky group member on cooldown is removed all the same
+    min_depth_overshoot: bool = True    # min-activations widening goes one past its maximum
+
+    @property
+    def quirks(self) -> bool:
+        """Whether every known bug is reproduced."""
+        return all(getattr(self, name) for name in QUIRKS)
+
+    def with_quirks(self, on: bool) -> Mode:
+        """This mode with every known bug reproduced (``on``) or corrected."""
+        return replace(self, **{name: on for name in QUIRKS})
+
+
+#: The fields of :class:`Mode` that reproduce SillyTavern's known bugs.
+QUIRKS = ("splice_bug", "group_field_equality", "sticky_cooldown_wipe", "min_depth_overshoot")
+
+#: What 1.18 added: off for 1.12.6.
+_SINCE_1_18 = tuple(f.name for f in fields(Mode) if f.name != "version" and f.name not in QUIRKS)
+
+#: Every version name lorescan accepts, with the behaviour it selects. SillyTavern 1.19.0's
+#: activation is 1.18.0's (its only change in ``checkWorldInfo`` is a faster candidate sort that
+#: gives the same order), so it is the same mode.
+VERSIONS: dict[str, str] = {
+    "1.12": "1.12", "1.12.6": "1.12",
+    "1.18": "1.18", "1.18.0": "1.18",
+    "1.19": "1.18", "1.19.0": "1.18",
+    "latest": "1.18", "default": "1.18",
+}
+
+#: The SillyTavern releases each mode is checked against.
+RELEASES: dict[str, tuple[str, ...]] = {"1.12": ("1.12.6",), "1.18": ("1.18.0", "1.19.0")}
+
+
+def version_mode(version: str) -> str:
+    """The behaviour (``"1.12"`` or ``"1.18"``) a version name selects; a clear error for any other name."""
+    mode = VERSIONS.get(str(version).strip().lower())
+    if mode is None:
+        raise LorescanError(f"unsupported SillyTavern version {str(version)!r} (accepted: {version_names()})",
+                            field="compat")
+    return mode
+
+
+def version_names() -> str:
+    """The accepted version names, for help texts and errors."""
+    return ", ".join(VERSIONS)
+
+
+def mode_for(version: str | Mode = "1.18", quirks: bool = True) -> Mode:
+    """The mode for a SillyTavern version: ``"1.12"`` / ``"1.12.6"``, or ``"1.18"`` / ``"1.18.0"`` /
+    ``"1.19"`` / ``"1.19.0"`` (1.19.0 activates exactly as 1.18.0 does). A :class:`Mode` is
+    returned as it is.
+
+    ``quirks=False`` corrects SillyTavern's known bugs (see the README's quirks table).
+    """
+    if isinstance(version, Mode):
+        return version
+    if version_mode(version) == "1.12":
+        mode = Mode(version="1.12", **{name: False for name in _SINCE_1_18})
+    else:
+        mode = Mode()
+    return mode if quirks else mode.with_quirks(False)
