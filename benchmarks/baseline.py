@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from lorescan import _js
 from lorescan._jsregex import parse_regex_key

@@ -23,10 +23,10 @@ for _p in (str(ROOT), str(BENCH)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-import lorescan  # noqa: E402
-
 import baseline as _baseline  # noqa: E402
 import generate as gen  # noqa: E402
+
+import lorescan  # noqa: E402
 
 FULL = os.environ.get("LORESCAN_BENCH_FULL", "") not in ("", "0")
 full_only = pytest.mark.skipif(not FULL, reason="100k-entry case: set LORESCAN_BENCH_FULL=1")
@@ -42,32 +42,32 @@ def sizes(*quick: int, full: tuple[int, ...] = (100_000,)) -> list[Any]:
     return [*quick, *(pytest.param(n, marks=full_only, id=f"{n // 1000}k") for n in full)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def entries(n: int) -> list[dict[str, Any]]:
     return gen.make_entries(n, SEED)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def book(n: int) -> lorescan.Lorebook:
     return lorescan.Lorebook.from_entries(gen.BOOK_NAME, entries(n))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def lore(n: int, tokenizer: str = "cl100k") -> lorescan.Lore:
     return lorescan.compile([book(n)], settings=settings(True), tokenizer=tokenizer)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def chat(n: int) -> list[lorescan.ChatMessage]:
     return gen.chat_messages(gen.make_chat(entries(n), CHAT_MESSAGES, SEED))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def settings(recursive: bool) -> lorescan.Settings:
     return gen.bench_settings(recursive=recursive, depth=WINDOW)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def base(n: int) -> _baseline.Baseline:
     return _baseline.Baseline([(gen.BOOK_NAME, entries(n))])
 
@@ -86,7 +86,7 @@ def run_baseline(n: int, recursive: bool, point: int = ACTIVATE_AT) -> list[str]
     return base(n).activate(chat(n)[:point], settings(recursive), gen.USER_NAME, gen.CHAR_NAME, rng(point))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def expected(n: int, recursive: bool, point: int = ACTIVATE_AT) -> tuple[str, ...]:
     """The baseline's activated keys for that activation (computed once)."""
     return tuple(run_baseline(n, recursive, point))

@@ -10,12 +10,11 @@ from __future__ import annotations
 import random
 import re
 
+import baseline as bl
+import generate as gen
 import pytest
 
 import lorescan
-
-import baseline as bl
-import generate as gen
 
 POINTS = (1, 6, 15, 30, 47, 64, 80)
 

@@ -3,11 +3,10 @@ off and on; 10k entries in quick mode, 100k in full mode. Each result must equal
 
 from __future__ import annotations
 
+import benchdata as bd
 import pytest
 
 import lorescan
-
-import benchdata as bd
 
 RECURSION = pytest.mark.parametrize("recursive", [False, True], ids=["flat", "recursive"])
 

@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 import benchdata as bd
+import pytest
 
 
 @pytest.fixture(scope="module", params=bd.sizes(1000, 10_000))

@@ -6,11 +6,10 @@ import gc
 import os
 import tracemalloc
 
+import benchdata as bd
 import pytest
 
 import lorescan
-
-import benchdata as bd
 
 
 @pytest.fixture(scope="module", params=bd.sizes(1000, 10_000))

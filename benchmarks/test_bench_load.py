@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 
+import benchdata as bd
 import pytest
 
 import lorescan
-
-import benchdata as bd
 
 try:
     from lorescan._formats.worldinfo import load_worldinfo

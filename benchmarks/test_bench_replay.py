@@ -6,13 +6,11 @@ from __future__ import annotations
 import gc
 import random
 
+import benchdata as bd
 import pytest
 
 import lorescan
-
 from lorescan._replay import generation_points, replay
-
-import benchdata as bd
 
 N = 10_000
 LATE = 998                      # the last character message of the 1,000-message chat

@@ -5,11 +5,10 @@ from __future__ import annotations
 import math
 import random
 
+import benchdata as bd
 import pytest
 
 from lorescan._tokens import get_counter
-
-import benchdata as bd
 
 
 @pytest.fixture(scope="module")

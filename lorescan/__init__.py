@@ -12,14 +12,30 @@ The pipeline is load → compile → scan → select → budget → emit; each s
 
 
 from ._api import activate, compile, load, replay
-from ._mode import Mode, mode_for
 from ._engine import Lore
-from ._request import ActivationRequest, RandomSource
 from ._errors import FormatError, LorescanError, ScenarioError
-from ._model import (Activation, ActivationResult, Character, CharacterFilter, ChatMessage, DepthGroup,
-                     DepthPrompt, Entry, ExampleEntry, ForcedActivation, Lorebook, Position, Role,
-                     SelectiveLogic, Settings, TimedEffect, TimedState)
+from ._mode import Mode, mode_for
+from ._model import (
+                     Activation,
+                     ActivationResult,
+                     Character,
+                     CharacterFilter,
+                     ChatMessage,
+                     DepthGroup,
+                     DepthPrompt,
+                     Entry,
+                     ExampleEntry,
+                     ForcedActivation,
+                     Lorebook,
+                     Position,
+                     Role,
+                     SelectiveLogic,
+                     Settings,
+                     TimedEffect,
+                     TimedState,
+)
 from ._replay import Generation, Session
+from ._request import ActivationRequest, RandomSource
 from ._scenario import run_scenario
 from ._tokens import TokenCounter, get_counter
 

@@ -7,16 +7,17 @@ called and whatever was imported before).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
-from ._mode import Mode
 from ._engine import Lore
-from ._request import ActivationRequest, RandomSource
 from ._engine import compile as _compile
+from ._mode import Mode
 from ._model import ActivationResult, Character, ChatMessage, Lorebook, Settings, TimedState
 from ._replay import Generation
 from ._replay import replay as _replay
+from ._request import ActivationRequest, RandomSource
 from ._tokens import TokenCounter
 
 if TYPE_CHECKING:  # the loaders stay off the import path until a file is read

@@ -9,7 +9,7 @@ the exact text, so the result is always the one SillyTavern computes.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from ._js import utf16_len
 from ._tokens import Chars4, TokenCounter, Words
@@ -47,7 +47,7 @@ class BudgetMeter:
         elif getattr(counter, "additive_at_line_starts", False):
             self._activated_tokens = count_lines(counter, lines) + old_tokens
 
-    def new_pass(self) -> "PassContent":
+    def new_pass(self) -> PassContent:
         return PassContent(self)
 
 

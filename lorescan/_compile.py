@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable
 from itertools import repeat
 from operator import itemgetter
-from typing import Any, Iterable
+from typing import Any
 
 from . import _js
 from ._model import Entry, Lorebook

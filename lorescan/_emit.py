@@ -49,7 +49,7 @@ def _construct(cls: type[Any], values: dict[str, Any]) -> Any:
     return m
 
 
-def emit(ev: "_Evaluation", activated: list[CompiledEntry], meter: BudgetMeter) -> ActivationResult:
+def emit(ev: _Evaluation, activated: list[CompiledEntry], meter: BudgetMeter) -> ActivationResult:
     """The result of one evaluation from its activated entries (in activation order)."""
     content = ev.content if hasattr(ev, "content") else {}
     before: list[str] = []

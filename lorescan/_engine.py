@@ -11,25 +11,41 @@ import gc
 import random as _random
 from bisect import bisect_left
 from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from operator import attrgetter
-from typing import Any, Iterable, Iterator, Protocol, Sequence
+from typing import Any
 
 from . import _js
 from ._budget import BudgetMeter
-from ._mode import Mode, mode_for
 from ._compile import CompiledEntry, compile_books
 from ._emit import emit
-from ._macros import MacroEnv, substitute
-from ._model import (Activation, ActivationResult, Character, ChatMessage, ForcedActivation, GENERATION_TYPES,
-                    Lorebook, Settings, TimedState)
 from ._index import CONSTANT, UNBUILT, BoundIndex, KeyIndex
-from ._scan import KnownChat, ScanBuffer, ScanMessages
-from ._select import (FORCED, INITIAL, MIN_ACTIVATIONS, RECURSION, STATE_NAMES, filter_groups, forced_entries,
-                      gate, plain_gate)
+from ._macros import MacroEnv, substitute
+from ._mode import Mode, mode_for
+from ._model import (
+    GENERATION_TYPES,
+    Activation,
+    ActivationResult,
+    ChatMessage,
+    Lorebook,
+    Settings,
+)
+from ._request import ActivationRequest
+from ._scan import ScanBuffer, ScanMessages
+from ._select import (
+    FORCED,
+    INITIAL,
+    MIN_ACTIVATIONS,
+    RECURSION,
+    STATE_NAMES,
+    filter_groups,
+    forced_entries,
+    gate,
+    plain_gate,
+)
 from ._timed import TimedEffects
 from ._tokens import TokenCounter, get_counter
-from ._request import ActivationRequest, RandomSource
 from ._trace import Trace
 
 
@@ -516,7 +532,7 @@ class _Evaluation:
         return ok
 
 
-_COMPILED: "OrderedDict[tuple, Lore]" = OrderedDict()
+_COMPILED: OrderedDict[tuple, Lore] = OrderedDict()
 
 
 def compile(books: Sequence[Lorebook], *, compat: str | Mode = "1.18",

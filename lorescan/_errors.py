@@ -25,7 +25,7 @@ class LorescanError(Exception):
         prefix = ": ".join(where)
         return f"{prefix}: {self.message}" if prefix else self.message
 
-    def with_file(self, file: str) -> "LorescanError":
+    def with_file(self, file: str) -> LorescanError:
         """The same error, naming ``file`` when it did not already."""
         if self.file is None:
             self.file = file

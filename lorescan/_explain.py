@@ -12,8 +12,9 @@ forward (a replay's ``msg`` column and ``explain --at`` use the same numbers).
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from . import _js
 from ._compile import CompiledEntry
@@ -228,7 +229,7 @@ def _fields(character: Character | None, persona: str, env: MacroEnv) -> dict[st
     return out
 
 
-_BY_KEY: "weakref.WeakKeyDictionary[Lore, dict[str, CompiledEntry]]" = weakref.WeakKeyDictionary()
+_BY_KEY: weakref.WeakKeyDictionary[Lore, dict[str, CompiledEntry]] = weakref.WeakKeyDictionary()
 
 
 def entries_by_key(lore: Lore) -> dict[str, CompiledEntry]:

@@ -6,9 +6,9 @@ rare gate then get a :class:`PlainEntry` record for the engine's fast path.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from itertools import chain, compress, count, repeat
 from operator import and_, attrgetter, is_, not_
-from typing import Callable, Sequence
 
 from . import _js
 from ._compile import CompiledEntry
@@ -133,7 +133,7 @@ class KeyIndex:
             elif nid.kind != SKIP and (not always or always[-1] != g):  # type: ignore[union-attr]
                 always.append(g)   # a key with no needle (regex without literal, blank, "\x01"): every pass
 
-    def bind(self, env: MacroEnv) -> "BoundIndex":
+    def bind(self, env: MacroEnv) -> BoundIndex:
         """This index with macro keys substituted for ``env`` (the caller keeps it per names: a
         cache here would make a reference cycle, and a dropped book would wait for the collector)."""
         return BoundIndex(self, env)
@@ -270,7 +270,7 @@ class BoundIndex:
             return False
         return (self.main.needles if rid < self.base else self.over).regex_ready(rid)  # type: ignore[union-attr]
 
-    def plain(self, ce: CompiledEntry) -> "PlainEntry | None":
+    def plain(self, ce: CompiledEntry) -> PlainEntry | None:
         """The entry's :class:`PlainEntry` record, or ``None`` when it needs the full gate (memoised)."""
         gid = ce.gid
         rec = self.plain_records[gid]

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 #: JavaScript ``String.prototype.trim`` strips WhiteSpace and LineTerminator code points.
 JS_WHITESPACE = (

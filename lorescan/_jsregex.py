@@ -36,7 +36,7 @@ from __future__ import annotations
 import functools
 import re
 import time
-from typing import Callable, Union
+from collections.abc import Callable
 
 import regex
 
@@ -58,7 +58,7 @@ _TIMEOUTS = [0]
 #: atom can consume "\x01"). ``\b`` agrees: "\n", "\x01" and the text's ends are all non-word.
 PIECE_MARKED, PIECE_NEWLINE = 1, 2
 
-_Runs = tuple[Callable[..., Union[regex.Match[str], None]], ...]  # bound search (or match) methods
+_Runs = tuple[Callable[..., regex.Match[str] | None], ...]  # bound search (or match) methods
 
 
 class RegexTimeout(Exception):

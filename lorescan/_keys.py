@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Iterable, Sequence
 from functools import partial
 from itertools import repeat
-from typing import Iterable, Sequence
 
 import ahocorasick
 
 from . import _js
 from ._jsregex import JsRegex, parse_regex_key
-from ._prefilter import required_literals
 from ._macros import MacroEnv, substitute
+from ._prefilter import required_literals
 
 MARKER = "\x01"
 TIMED_OUT = "timed out"   # a piece memo's note: searching this piece timed out

@@ -18,13 +18,14 @@ from importlib import resources
 from typing import Any, Literal
 
 from . import _js
-from ._jsregex import JsRegex, JsRegexSyntaxError, parse_regex_key
-from ._lint_types import CODES as TYPE_CODES, type_findings
-from ._redos import bound, catastrophic
 from ._compile import CompiledEntry, compile_books
+from ._jsregex import JsRegex, JsRegexSyntaxError, parse_regex_key
+from ._lint_types import CODES as TYPE_CODES
+from ._lint_types import type_findings
 from ._macros import MacroEnv, substitute
 from ._mode import mode_for
 from ._model import GENERATION_TYPES, Lorebook, Settings
+from ._redos import bound, catastrophic
 from ._tokens import TOKENIZERS, TokenCounter, get_counter
 
 Severity = Literal["error", "warning", "info"]

@@ -11,7 +11,8 @@ passes, ``disable`` when it disables) are left to them. Pure: no I/O.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator, Literal
+from collections.abc import Iterator
+from typing import Any, Literal
 
 from . import _js
 from ._model import Entry

@@ -11,15 +11,14 @@ format an unchanged file is written byte for byte, an edited one changes only wh
 from __future__ import annotations
 
 import hashlib
-
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ._errors import FormatError, LorescanError
-from ._formats import CARD_FORMATS, CHAT_FORMATS, FORMATS
-from ._formats import agnai, cards, charx, chats, kobold, novelai, png, risu
+from ._formats import CARD_FORMATS, CHAT_FORMATS, FORMATS, agnai, cards, charx, chats, kobold, novelai, png, risu
 from ._formats.cards import CardInfo
 from ._formats.chats import Chat
 from ._formats.common import decode_text, dump_json, parse_json, read_file, type_name

@@ -223,14 +223,14 @@ class Lorebook(BaseModel):
 
     @classmethod
     def from_entries(cls, name: str, entries: list[dict[str, Any]] | list[Entry],
-                     scope: BookScope = "global") -> "Lorebook":
+                     scope: BookScope = "global") -> Lorebook:
         """A book from a list of entry objects (as in the conformance scenarios)."""
         parsed = [e if isinstance(e, Entry) else Entry.from_json(e) for e in entries]
         return cls(name=name, scope=scope, entries=parsed)
 
     def scan_order(self) -> list[Entry]:
         """Entries in SillyTavern's reading order: ``Object.keys`` order of the entry keys."""
-        from ._js import object_key_order, js_string
+        from ._js import js_string, object_key_order
 
         keys = self.entry_keys
         if keys is None or len(keys) != len(self.entries):
@@ -288,7 +288,7 @@ class Settings(BaseModel):
         return data
 
     @classmethod
-    def from_json(cls, data: Any) -> "Settings":
+    def from_json(cls, data: Any) -> Settings:
         """Settings from a settings file's JSON object: flat, or SillyTavern's own settings.json (see
         :func:`settings_from_json`). Raises :class:`LorescanError` naming the field."""
         try:

@@ -8,7 +8,7 @@ key is then tried on every evaluation.
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 _QUANT = re.compile(r"\{\d+(?:,\d*)?\}")
 _LIT_OK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-'\",:;!@#%&=~<>`")

@@ -88,17 +88,17 @@ class Char:
 
 @dataclass
 class Seq:
-    items: list["Node"]
+    items: list[Node]
 
 
 @dataclass
 class Alt:
-    branches: list["Node"]
+    branches: list[Node]
 
 
 @dataclass
 class Rep:
-    child: "Node"
+    child: Node
     lo: int
     hi: int | None
     span: tuple[int, int]
@@ -112,7 +112,7 @@ class Rep:
 class Check:
     """An anchor, ``\\b``, a backreference or a lookaround: consumes nothing, can fail."""
 
-    inner: "Node | None" = None
+    inner: Node | None = None
 
 
 Node = Union[Char, Seq, Alt, Rep, Check]

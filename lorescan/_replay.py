@@ -8,14 +8,15 @@ The first message is the greeting, which nothing generated, so it gets no evalua
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from ._engine import Lore
-from ._request import RandomSource
-from ._scan import KnownChat, kept_indexes
 from ._model import ActivationResult, Character, ChatMessage, Settings, TimedState
+from ._request import RandomSource
 from ._results import result_json
+from ._scan import KnownChat, kept_indexes
 
 
 @dataclass

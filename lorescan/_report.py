@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Iterable, Sequence
 from functools import cache
 from importlib import resources
 from string import Template
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ._compile import compile_books
 from ._model import ChatMessage, Lorebook

@@ -14,17 +14,17 @@ and the rare plain keys that contain ``"\\x01"``, are run on the exact per-entry
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from itertools import compress
 from operator import attrgetter, not_
-from typing import Iterable, Sequence
 
 from . import _js
-from ._jsregex import PIECE_MARKED, JsRegex
 from ._compile import CompiledEntry
+from ._index import BoundIndex
+from ._jsregex import PIECE_MARKED, JsRegex
+from ._keys import EMPTY, MARKER, REGEX, SKIP, TIMED_OUT, Key, KeyItem, match_key_text
 from ._macros import MacroEnv, substitute
 from ._model import ChatMessage
-from ._index import BoundIndex
-from ._keys import EMPTY, MARKER, REGEX, SKIP, TIMED_OUT, Key, KeyItem, match_key_text
 
 MAX_SCAN_DEPTH = 1000
 JOINER = "\n\x01"

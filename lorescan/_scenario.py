@@ -12,8 +12,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ._engine import Lore
-from ._mode import mode_for
 from ._errors import LorescanError, ScenarioError
+from ._mode import mode_for
 from ._model import Character, ChatMessage, Lorebook, Settings, TimedState, validation_error
 from ._request import ActivationRequest
 from ._results import result_json, turns_json

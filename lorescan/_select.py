@@ -6,14 +6,15 @@ exactly, so a seeded replay makes the same draws as SillyTavern would.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, AbstractSet, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, AbstractSet
 
 from . import _js
-from ._mode import Mode
 from ._compile import CompiledEntry, overridden
-from ._model import ForcedActivation, SelectiveLogic
 from ._index import CONSTANT, NEVER, PlainEntry
 from ._keys import match_key_text
+from ._mode import Mode
+from ._model import ForcedActivation, SelectiveLogic
 from ._scan import ScanBuffer
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def forced_entries(refs: Sequence[ForcedActivation], by_key: Callable[[], dict[s
     return forced, as_given
 
 
-def gate(ev: "_Evaluation", ce: CompiledEntry, state: int) -> tuple[bool, str]:
+def gate(ev: _Evaluation, ce: CompiledEntry, state: int) -> tuple[bool, str]:
     """Run one entry through the per-entry checks of a pass: (is a candidate, why)."""
     q = ev.mode
     if ce.disable:
@@ -106,7 +107,7 @@ def gate(ev: "_Evaluation", ce: CompiledEntry, state: int) -> tuple[bool, str]:
                        ev.trace is not None)
 
 
-def plain_gate(ev: "_Evaluation", rec: PlainEntry, ce: CompiledEntry, visible: dict, with_rec: bool,
+def plain_gate(ev: _Evaluation, rec: PlainEntry, ce: CompiledEntry, visible: dict, with_rec: bool,
                excluding: bool) -> bool:
     """``gate`` for a :class:`PlainEntry` (neither sticky nor forced), its plain keys looked up
     in the set of needles visible at its depth (one set per depth and pass)."""
@@ -215,7 +216,7 @@ class _Candidates:
         return None
 
 
-def filter_groups(ev: "_Evaluation", new: list[CompiledEntry], state: int,
+def filter_groups(ev: _Evaluation, new: list[CompiledEntry], state: int,
                   draw: Callable[[], float]) -> list[tuple[str, str]]:
     """``filterByInclusionGroups``: at most one winner per group; returns (entry key, why) removals."""
     removed: list[tuple[str, str]] = []
@@ -310,7 +311,7 @@ def filter_groups(ev: "_Evaluation", new: list[CompiledEntry], state: int,
     return removed
 
 
-def score(ev: "_Evaluation", ce: CompiledEntry, state: int) -> int:
+def score(ev: _Evaluation, ce: CompiledEntry, state: int) -> int:
     """``getScore``: how many raw (unsubstituted, untrimmed) keys match the entry's scan text."""
     buf = ev.buffer
     hay = buf.text(buf.entry_depth(ce), state != MIN_ACTIVATIONS, ce.match_fields if ev.mode.match_sources else ())

@@ -7,7 +7,8 @@ the state came from a SillyTavern chat file, and otherwise the entry key.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from . import _js
 from ._compile import CompiledEntry
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 class TimedEffects:
     """The effects in force for one evaluation, and the state it leaves behind."""
 
-    def __init__(self, state: TimedState | None, plan: "_Plan", chat_length: int) -> None:
+    def __init__(self, state: TimedState | None, plan: _Plan, chat_length: int) -> None:
         src = state or TimedState()
         self.state = TimedState(
             sticky={k: v.model_copy() for k, v in src.sticky.items()},

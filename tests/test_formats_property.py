@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lorescan._formats.chats import Chat
 from lorescan._load import Loaded, load_bytes, render
 from lorescan._model import GENERATION_TYPES, ChatMessage, Entry, Lorebook
-from lorescan._formats.chats import Chat
 
 WORD = st.text(alphabet=string.ascii_letters + "éüß", min_size=1, max_size=8)
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40)

@@ -8,8 +8,14 @@ from pathlib import Path
 import pytest
 
 from lorescan._errors import FormatError, LorescanError
-from lorescan._formats.worldinfo import (book_name, load_worldinfo, new_entry, read_worldinfo,
-                                        worldinfo_to_json, write_worldinfo)
+from lorescan._formats.worldinfo import (
+    book_name,
+    load_worldinfo,
+    new_entry,
+    read_worldinfo,
+    worldinfo_to_json,
+    write_worldinfo,
+)
 from lorescan._load import document, load, load_bytes, render
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "formats"

@@ -6,8 +6,8 @@ import pytest
 
 import lorescan
 from lorescan import ChatMessage, Lorebook, Settings
-from lorescan._prefilter import required_literals
 from lorescan._keys import EMPTY, REGEX
+from lorescan._prefilter import required_literals
 
 
 @pytest.mark.parametrize("source,flags,expected", [
@@ -78,7 +78,8 @@ def test_regex_key_sees_other_messages_only_through_the_joiner() -> None:
 
 # -- regex keys searched piece by piece ------------------------------------------------------
 
-from hypothesis import HealthCheck, assume, given, settings as hsettings  # noqa: E402
+from hypothesis import HealthCheck, assume, given  # noqa: E402
+from hypothesis import settings as hsettings
 from hypothesis import strategies as st  # noqa: E402
 
 from lorescan._jsregex import PIECE_MARKED, PIECE_NEWLINE, JsRegex, JsRegexSyntaxError  # noqa: E402

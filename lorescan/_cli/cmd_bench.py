@@ -14,9 +14,10 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 
 def register(sub: argparse._SubParsersAction) -> None:

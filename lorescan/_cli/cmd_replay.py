@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from .common import add_book_args, open_inputs
 from .._explain import NUMBERING
+from .common import add_book_args, open_inputs
 from .render import NBSP, Table, position_label, print_wrapped, progress_bar
 
 POSITIONS = ("before", "after", "an_top", "an_bottom", "em", "depth", "outlets")

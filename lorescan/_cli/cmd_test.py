@@ -47,9 +47,9 @@ def run(args: argparse.Namespace) -> int:
 
     from .._cases import CaseFile, check
     from .._engine import Lore
+    from .._errors import LorescanError
     from .._explain import explain
     from .._formats.chats import settle_roles
-    from .._errors import LorescanError
     from .._load import load
     from .._model import Settings, validation_error
     from .._replay import generation_points

@@ -15,9 +15,7 @@ from pydantic import ValidationError
 
 from .._engine import Lore
 from .._errors import LorescanError
-from .._model import (Character, ChatMessage, Lorebook, Settings, TimedState, settings_from_json,
-                      validation_error)
-
+from .._model import Character, ChatMessage, Lorebook, Settings, TimedState, settings_from_json, validation_error
 
 
 def st_version(value: str) -> str:

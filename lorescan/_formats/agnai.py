@@ -10,7 +10,7 @@ from typing import Any
 
 from .._errors import FormatError
 from .._model import Lorebook
-from .common import (converted_entry, entry_from_json, fill, get, js_not, merged_export, type_name)
+from .common import converted_entry, entry_from_json, fill, get, js_not, merged_export, type_name
 
 FORMAT = "agnai"
 DROPPED = ("secondaryKeys", "constant", "position", "probability", "selective", "selectiveLogic")

@@ -17,8 +17,21 @@ from pydantic import BaseModel, Field, ValidationError
 
 from .._errors import FormatError
 from .._model import DepthPrompt, Lorebook
-from .common import (UNDEF, converted_entry, defined, entry_from_json, fill, get, js_not, js_or,
-                     loose_eq_zero, merge_entries, nullish, object_key, type_name)
+from .common import (
+    UNDEF,
+    converted_entry,
+    defined,
+    entry_from_json,
+    fill,
+    get,
+    js_not,
+    js_or,
+    loose_eq_zero,
+    merge_entries,
+    nullish,
+    object_key,
+    type_name,
+)
 
 V1_FIELDS = ("name", "description", "personality", "scenario", "first_mes", "mes_example")
 #: Gradio (Pygmalion) JSON field → V1 field, as SillyTavern's importer maps them.

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
-from .._js import js_string, truthy
 from .._errors import FormatError, LorescanError
+from .._js import js_string, truthy
 from .._model import ENTRY_DEFAULTS, Entry, Lorebook
 
 #: Largest input file lorescan reads (the biggest real lorebooks are a few MB).
@@ -20,9 +21,9 @@ MAX_FILE_BYTES = 256 * 1024 * 1024
 class _Undefined:
     """JavaScript ``undefined``: a value whose key ``JSON.stringify`` leaves out."""
 
-    _instance: "_Undefined | None" = None
+    _instance: _Undefined | None = None
 
-    def __new__(cls) -> "_Undefined":
+    def __new__(cls) -> _Undefined:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance

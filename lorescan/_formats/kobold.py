@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._js import trim
 from .._errors import FormatError
+from .._js import trim
 from .._model import Lorebook
-from .common import (converted_entry, entry_from_json, fill, js_not, merge_entries, object_key,
-                     type_name)
+from .common import converted_entry, entry_from_json, fill, js_not, merge_entries, object_key, type_name
 from .worldinfo import read_worldinfo, worldinfo_to_json
 
 UNITED = "kobold"

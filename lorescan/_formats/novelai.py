@@ -13,8 +13,7 @@ from typing import Any
 
 from .._errors import FormatError
 from .._model import Lorebook
-from .common import (UNDEF, converted_entry, entry_from_json, fill, get, js_not, js_or, merged_export,
-                     nullish, type_name)
+from .common import UNDEF, converted_entry, entry_from_json, fill, get, js_not, js_or, merged_export, nullish, type_name
 
 FORMAT = "novelai"
 SCENARIO_FORMAT = "novelai-scenario"

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._js import trim
 from .._errors import FormatError
+from .._js import trim
 from .._model import Lorebook
-from .common import (converted_entry, entry_from_json, fill, get, merged_export, nullish, type_name)
+from .common import converted_entry, entry_from_json, fill, get, merged_export, nullish, type_name
 
 FORMAT = "risu"
 FOLDER_PREFIX = "\uf000folder:"

@@ -12,8 +12,16 @@ from typing import Any
 
 from .._errors import FormatError
 from .._model import Entry, Lorebook
-from .common import (book_from_entries, decode_text, dump_json, entry_from_json, object_key,
-                     parse_json, read_file, type_name)
+from .common import (
+    book_from_entries,
+    decode_text,
+    dump_json,
+    entry_from_json,
+    object_key,
+    parse_json,
+    read_file,
+    type_name,
+)
 
 FORMAT = "st"
 
