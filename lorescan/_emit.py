@@ -8,14 +8,12 @@ reverse activation order. Outlets (1.18) are the exception: they append, so they
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ._budget import BudgetMeter
 from ._compile import CompiledEntry, ForcedEntry
 from ._model import Activation, ActivationResult, DepthGroup, ExampleEntry
-
-if TYPE_CHECKING:
-    from ._engine import _Evaluation
+from ._state import EvalState
 
 
 def _strict_key(value: Any) -> Any:
@@ -49,9 +47,14 @@ def _construct(cls: type[Any], values: dict[str, Any]) -> Any:
     return m
 
 
-def emit(ev: _Evaluation, activated: list[CompiledEntry], meter: BudgetMeter) -> ActivationResult:
-    """The result of one evaluation from its activated entries (in activation order)."""
-    content = ev.content if hasattr(ev, "content") else {}
+def emit(st: EvalState, activated: list[CompiledEntry], meter: BudgetMeter,
+         shared: dict[int, Activation]) -> ActivationResult:
+    """The result of one evaluation from its activated entries (in activation order).
+
+    ``shared`` maps an entry's gid to its last activation record: evaluations of one compiled book
+    share a record while the entry's content and pass are unchanged (records are immutable).
+    """
+    content = st.content
     before: list[str] = []
     after: list[str] = []
     an_top: list[str] = []
@@ -59,7 +62,7 @@ def emit(ev: _Evaluation, activated: list[CompiledEntry], meter: BudgetMeter) ->
     em: list[ExampleEntry] = []
     depth: list[dict[str, Any]] = []
     outlets: dict[str, list[str]] = {}
-    with_outlets = ev.mode.outlets
+    with_outlets = st.mode.outlets
     groups: dict[Any, dict[str, Any]] = {}    # depth entries by (depth, role), for JavaScript's ===
     # Each content goes to the front of its bucket: appended here, and every bucket reversed after.
     plain = {0: before, 1: after, 2: an_top, 3: an_bottom}
@@ -92,11 +95,11 @@ def emit(ev: _Evaluation, activated: list[CompiledEntry], meter: BudgetMeter) ->
         bucket.reverse()
     for group in depth:
         group["entries"].reverse()
-    pass_of = getattr(ev, "pass_of", {})
+    pass_of = st.pass_of
     # Built without re-validation: every value below comes from the engine with the right type.
     new = Activation.__new__
     acts = []
-    built = ev.lore._activations     # gid -> its last activation (immutable: shared by results)
+    built = shared
     if len(built) > 50_000:
         built.clear()
     for ce in activated:
@@ -124,10 +127,10 @@ def emit(ev: _Evaluation, activated: list[CompiledEntry], meter: BudgetMeter) ->
         "em": em,
         "depth": [_construct(DepthGroup, g) for g in depth],
         "outlets": outlets,
-        "timed": ev.timed.state,
-        "rolls": ev.rolls,
+        "timed": st.timed.state,
+        "rolls": st.rolls,
         "budget": meter.budget,
         "budget_used": meter.used,
         "overflowed": meter.overflowed,
-        "trace": ev.trace.events if ev.trace is not None else None,
+        "trace": st.trace.events if st.trace is not None else None,
     })

@@ -13,37 +13,21 @@ from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from operator import attrgetter
 from typing import Any
 
 from . import _js
 from ._budget import BudgetMeter
 from ._compile import CompiledEntry, compile_books
 from ._emit import emit
-from ._index import CONSTANT, UNBUILT, BoundIndex, KeyIndex
+from ._index import BoundIndex, KeyIndex
 from ._macros import MacroEnv, substitute
 from ._mode import Mode, mode_for
-from ._model import (
-    GENERATION_TYPES,
-    Activation,
-    ActivationResult,
-    ChatMessage,
-    Lorebook,
-    Settings,
-)
+from ._model import GENERATION_TYPES, Activation, ActivationResult, ChatMessage, Lorebook, Settings
+from ._plan import Plan, plan_books
 from ._request import ActivationRequest
 from ._scan import ScanBuffer, ScanMessages
-from ._select import (
-    FORCED,
-    INITIAL,
-    MIN_ACTIVATIONS,
-    RECURSION,
-    STATE_NAMES,
-    filter_groups,
-    forced_entries,
-    gate,
-    plain_gate,
-)
+from ._select import INITIAL, MIN_ACTIVATIONS, RECURSION, STATE_NAMES, filter_groups, forced_entries, pass_candidates
+from ._state import EvalState
 from ._timed import TimedEffects
 from ._tokens import TokenCounter, get_counter
 from ._trace import Trace
@@ -69,52 +53,6 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-class _Plan:
-    """Scan order for one book selection: chat, persona, then strategy-ordered global/character."""
-
-    def __init__(self, entries: list[CompiledEntry], total: int) -> None:
-        self.entries = entries
-        # gid → place in scan order (-1: not read); a list, as the engine maps many gids each pass
-        self.pos = pos = [-1] * total
-        self.constants: list[int] = []
-        levels: set[float] = set()
-        self.delayed: list[CompiledEntry] = []
-        depth = 0.0
-        truthy = _js.truthy
-        for i, ce in enumerate(entries):    # one pass (100k entries): every per-entry fact at once
-            pos[ce.gid] = i
-            if ce.constant or (ce.decorators and "@@activate" in ce.decorators):
-                self.constants.append(ce.gid)
-            if ce.delay_until_recursion:
-                levels.add(ce.dur_level)
-            if ce.delay is not None and truthy(ce.delay):
-                self.delayed.append(ce)
-            if ce.scan_depth is not None:
-                d = _js.to_number(ce.scan_depth)
-                if d == d and d > depth:
-                    depth = d
-        self.levels = sorted(levels)
-        self._by_key: dict[str, CompiledEntry] | None = None
-        self.max_scan_depth = depth if depth else 0
-
-
-    def by_key(self) -> dict[str, CompiledEntry]:
-        """Entries by ``"<book>.<uid>"`` (the first one in scan order wins), built on first use."""
-        if self._by_key is None:
-            self._by_key = {}
-            for ce in self.entries:
-                self._by_key.setdefault(ce.key, ce)
-        return self._by_key
-
-
-def _desc(entries: list[CompiledEntry]) -> list[CompiledEntry]:
-    """Descending ``order``, stable (Python keeps equal elements in order under ``reverse``)."""
-    return sorted(entries, key=_ORDER, reverse=True)
-
-
-_ORDER = attrgetter("order_num")
-
-
 class Lore:
     """Compiled lorebooks, reusable across evaluations (build with :func:`lorescan.compile`)."""
 
@@ -124,7 +62,7 @@ class Lore:
         self.books = list(books)
         self.mode = mode_for(compat, quirks)
         self.counter = get_counter(tokenizer)
-        self._plans: dict[tuple, _Plan] = {}
+        self._plans: dict[tuple, Plan] = {}
         self._indexes: dict[tuple, KeyIndex] = {}
         self._bound: dict[tuple, BoundIndex] = {}     # per (case/word settings, names)
         self._contents: dict[MacroEnv, dict[str, str]] = {}   # see _substituted
@@ -139,53 +77,15 @@ class Lore:
 
     # -- book selection ---------------------------------------------------------------------
     def _plan(self, strategy: int, has_character: bool, persona_book: str | None,
-              extra_books: tuple[str, ...] | None) -> _Plan:
+              extra_books: tuple[str, ...] | None) -> Plan:
         if not self._has_character_books:
             has_character, extra_books = False, None
         ck = (strategy, has_character, persona_book, extra_books)
         plan = self._plans.get(ck)
         if plan is not None:
             return plan
-        by_scope: dict[str, list[tuple[Lorebook, list[CompiledEntry]]]] = {}
-        for book, entries in self._compiled:
-            by_scope.setdefault(book.scope, []).append((book, entries))
-        globals_ = by_scope.get("global", [])
-        global_names = {b.name for b, _ in globals_}
-        chat = by_scope.get("chat", [])[:1]
-        chat_name = chat[0][0].name if chat else None
-        if chat and chat_name in global_names:
-            chat = []
-        chars = by_scope.get("character", []) if has_character else []
-        if chars and extra_books is not None:
-            named = {b.name: (b, e) for b, e in chars[1:]}
-            chars = chars[:1] + [named[n] for n in extra_books if n in named]
-        persona: list[tuple[Lorebook, list[CompiledEntry]]] = []
-        if self.mode.persona_book:
-            if persona_book is not None:
-                persona = [(b, e) for b, e in self._compiled if b.name == persona_book][:1]
-            else:
-                persona = by_scope.get("persona", [])[:1]
-            if persona and (persona[0][0].name == chat_name or persona[0][0].name in global_names):
-                persona = []
-        persona_name = persona[0][0].name if persona else None
-        seen: set[str] = set()
-        char_entries: list[CompiledEntry] = []
-        for book, entries in chars:
-            if book.name in seen or book.name in global_names or book.name == chat_name \
-                    or book.name == persona_name:
-                continue
-            seen.add(book.name)
-            char_entries.extend(entries)
-        glob = [ce for _, entries in globals_ for ce in entries]
-        if strategy == 1:
-            ordered = _desc(char_entries) + _desc(glob)
-        elif strategy == 2:
-            ordered = _desc(glob) + _desc(char_entries)
-        else:
-            ordered = _desc(glob + char_entries)
-        chat_entries = [ce for _, entries in chat for ce in entries]
-        persona_entries = [ce for _, entries in persona for ce in entries]
-        plan = _Plan(_desc(chat_entries) + _desc(persona_entries) + ordered, len(self._all))
+        plan = plan_books(self._compiled, len(self._all), self.mode, strategy, has_character, persona_book,
+                          extra_books)
         self._plans[ck] = plan
         return plan
 
@@ -239,66 +139,27 @@ class Lore:
             request = chat
         else:
             request = ActivationRequest.build(chat, **fields)
-        return _Evaluation(self, request).run(request.chat)
+        return _Evaluation(self, request).run()
 
 
 class _Evaluation:
-    """The state of one ``checkWorldInfo`` call."""
+    """One ``checkWorldInfo`` call: the stage state built from a request, then the passes.
+
+    Each pass is four named steps: :meth:`_candidates` (which entries may activate), the gates
+    (``select.pass_candidates``, then inclusion groups), :meth:`_spend` (probability and the
+    budget) and :meth:`_next_state` (whether another pass follows, and what it scans).
+    """
 
     def __init__(self, lore: Lore, request: ActivationRequest) -> None:
         r = request
+        s = r.settings
+        mode = lore.mode
+        ch = r.character
         self.lore = lore
-        self.mode = lore.mode
-        self.settings = r.settings
-        self.character = character = r.character
-        self.user_name = r.user_name
-        self.char_name = r.char_name
-        self.timed_in = r.timed
-        self.type = r.generation_type
-        self.trigger = r.generation_type if r.generation_type in GENERATION_TYPES else "normal"
         self.dry_run = r.dry_run
-        self.authors_note = r.authors_note
-        self.authors_note_scan = r.authors_note_scan
-        self.quiet_prompt = r.quiet_prompt
-        self.persona_description = r.persona_description
-        self.persona_book = r.persona_book
-        self.forced_refs = r.force_activate
-        rng = r.rng if r.rng is not None else _random.Random()
-        self.rng = rng
-        self.rolls = 0
-        self.trace = Trace() if r.trace else None
-        self.char_file = character.file_name(r.char_name) if character is not None else None
-        self.char_tags = list(character.tags or []) if character is not None else None
-        self.recursion_level = 0.0
-        self.activated_group_fields: set[str] = set()
-        self.activated_group_names: set[str] = set()
-
-    def draw(self) -> float:
-        self.rolls += 1
-        return float(self.rng.random())
-
-    def note_roll(self, what: str, roll: float, total: float) -> None:
-        if self.trace is not None:
-            self.trace.roll(what, roll, total)
-
-    def _card_field(self, text: str | None, env: MacroEnv) -> str:
-        return substitute(_js.trim(text or ""), env)
-
-    def run(self, chat: list[ChatMessage]) -> ActivationResult:
-        s = self.settings
-        c = self.mode
-        ch = self.character
-        base_env = MacroEnv(user=self.user_name, char=self.char_name)
-        fields: dict[str, str] = {}
-        if c.match_sources:
-            fields["persona_description"] = self._card_field(self.persona_description, base_env)
-            if ch is not None:
-                fields["character_description"] = self._card_field(ch.description, base_env)
-                fields["character_personality"] = self._card_field(ch.personality, base_env)
-                fields["character_depth_prompt"] = self._card_field(ch.depth_prompt_text(), base_env)
-                fields["scenario"] = self._card_field(ch.scenario, base_env)
-                fields["creator_notes"] = self._card_field(ch.creator_notes, base_env)
-        self.env = MacroEnv(user=self.user_name, char=self.char_name, variables=(
+        base_env = MacroEnv(user=r.user_name, char=r.char_name)
+        fields = _card_fields(r, base_env, mode.match_sources)
+        self.env = MacroEnv(user=r.user_name, char=r.char_name, variables=(
             ("description", fields.get("character_description", "")),
             ("personality", fields.get("character_personality", "")),
             ("scenario", fields.get("scenario", "")),
@@ -306,57 +167,54 @@ class _Evaluation:
             ("creatorNotes", fields.get("creator_notes", "")),
             ("charDepthPrompt", fields.get("character_depth_prompt", "")),
         ))
-        messages = ScanMessages(chat, self.type, s.world_info_include_names, base_env)
-        injections: list[str] = []
-        note = substitute(self.authors_note, base_env) if self.authors_note else ""
-        if self.authors_note_scan and note:
-            injections.append(note)
-        quiet = substitute(self.quiet_prompt, base_env) if self.quiet_prompt else ""
-        if quiet:
-            injections.append(quiet)
-        depth_prompt = fields.get("character_depth_prompt", "")
-        if self.authors_note_scan and depth_prompt:
-            injections.append(depth_prompt)
+        messages = ScanMessages(r.chat, r.generation_type, s.world_info_include_names, base_env)
+        plan = lore._plan(int(s.world_info_character_strategy), ch is not None, r.persona_book,
+                          tuple(ch.extra_books) if ch is not None and ch.extra_books is not None else None)
+        index = lore._index(base_env, s)
+        buffer = ScanBuffer(messages, _injections(r, base_env, fields), fields, index, s.world_info_depth,
+                            mode.skip_empty_recursion)
+        forced, forced_as = forced_entries(r.force_activate, plan.by_key, mode)
+        self.st = EvalState(
+            mode=mode, settings=s,
+            trigger=r.generation_type if r.generation_type in GENERATION_TYPES else "normal",
+            char_file=ch.file_name(r.char_name) if ch is not None else None,
+            char_tags=list(ch.tags or []) if ch is not None else None,
+            plan=plan, index=index, buffer=buffer,
+            timed=TimedEffects(r.timed, plan, len(messages)),
+            forced=forced, forced_as=forced_as,
+            rng=r.rng if r.rng is not None else _random.Random(),
+            trace=Trace() if r.trace else None,
+        )
+        # the state the passes carry: 1.18 keeps activations in a Map keyed "<book>.<uid>" (a second
+        # entry with the same key is skipped, or replaces the first in place); 1.12.6 in a Set of
+        # entry objects
+        self.activated: dict[int | str, CompiledEntry] = {}
+        self.failed: set[int] = set()     # entries whose probability roll failed
+        self.done: set[int] = set()       # the activated entries
+        self.substituted = lore._substituted(self.env)
 
-        plan = self.lore._plan(int(s.world_info_character_strategy), ch is not None, self.persona_book,
-                               tuple(ch.extra_books) if ch is not None and ch.extra_books is not None else None)
-        self.plan = plan
-        self.index = self.lore._index(base_env, s)
-        self.buffer = ScanBuffer(messages, injections, fields, self.index, s.world_info_depth,
-                                 c.skip_empty_recursion)
-        self.forced, self.forced_as = forced_entries(self.forced_refs, plan.by_key, c)
-        self.timed = TimedEffects(self.timed_in, plan, len(messages))
+    def run(self) -> ActivationResult:
+        st = self.st
         if not self.dry_run:
-            self.timed.check(read_sticky_cooldown=True, apply_delay=True)
-        elif c.dry_run_delay:
-            self.timed.check(read_sticky_cooldown=False, apply_delay=True)
-        meter = BudgetMeter(self.lore.counter, s.budget_tokens())
+            st.timed.check(read_sticky_cooldown=True, apply_delay=True)
+        elif st.mode.dry_run_delay:
+            st.timed.check(read_sticky_cooldown=False, apply_delay=True)
+        meter = BudgetMeter(self.lore.counter, st.settings.budget_tokens())
         activated: list[CompiledEntry] = []
-        if plan.entries:
+        if st.plan.entries:
             activated = self._loop(meter)
         if not self.dry_run:
-            self.timed.record(activated)
-        return emit(self, activated, meter)
+            st.timed.record(activated)
+        return emit(st, activated, meter, self.lore._activations)
 
     def _loop(self, meter: BudgetMeter) -> list[CompiledEntry]:
-        s, c, plan, buf = self.settings, self.mode, self.plan, self.buffer
+        st = self.st
+        s, plan, buf, tr = st.settings, st.plan, st.buffer, st.trace
         levels = list(plan.levels)
-        self.recursion_level = levels.pop(0) if levels else 0.0
+        st.recursion_level = levels.pop(0) if levels else 0.0
         state = INITIAL
         count = 0
-        # 1.18 keeps activations in a Map keyed "<book>.<uid>" (a second entry with the same key is
-        # skipped, or replaces the first in place); 1.12.6 in a Set of entry objects.
-        activated: dict[int | str, CompiledEntry] = {}
-        by_key = c.activation_by_key
-        failed: set[int] = set()
-        done: set[int] = set()      # the activated entries
-        contents: dict[int, str] = {}
-        substituted = self.lore._substituted(self.env)
-        pass_of: dict[int, int] = {}
-        self.content, self.pass_of = contents, pass_of
-        static = None
-        tr = self.trace
-        timed = self.timed
+        static: set[int] | None = None
         while state:
             if s.world_info_max_recursion_steps and s.world_info_max_recursion_steps <= count:
                 if tr is not None:
@@ -365,171 +223,180 @@ class _Evaluation:
             count += 1
             buf.ensure_scanned(max(buf.current_depth(), plan.max_scan_depth))
             if static is None or state == MIN_ACTIVATIONS:
-                static = buf.candidates(self.index.always)
-            gids = set(static)
-            gids.update(plan.constants)
-            gids.update(timed.sticky)
-            gids.update(self.forced)
-            gids.update(*map(self.index.needle_entries, buf.recursion_hits))
-            pos = plan.pos
-            sticky, forced, delay, cooldown = timed.sticky, self.forced, timed.delay, timed.cooldown
-            if tr is None:
-                # left out before sorting: entries the gate rejects whatever their keys (activated,
-                # failed a roll unless forced ones re-roll, delayed, on cooldown and not sticky)
-                gids -= done
-                if failed:
-                    gids -= failed - forced if c.forced_first else failed
-                if delay:
-                    gids -= delay
-                if cooldown:
-                    gids -= cooldown - sticky
-                order: Iterable[int] = sorted(map(pos.__getitem__, gids))
-                if order and order[0] < 0:           # entries outside this book selection
-                    order = order[bisect_left(order, 0):]
-            else:  # a trace explains every entry, so every entry goes through the gates
-                order = range(len(plan.entries))
+                static = buf.candidates(st.index.always)
+            order = self._candidates(static)
             if tr is not None:
-                tr.begin_pass(count, STATE_NAMES[state], buf.current_depth(), self.recursion_level)
-            now: list[CompiledEntry] = []
-            plain = self.index.plain if tr is None else None
-            records = self.index.plain_records
-            with_rec = state != MIN_ACTIVATIONS
-            # needles visible at the global depth (per depth: plain_gate adds the others)
-            seen = buf.visible_set(buf.current_depth(), with_rec)
-            visible: dict[float | None, set[int] | frozenset[int]] = {None: seen}
-            special = sticky | forced if forced else sticky     # these take the full gate
-            excluding = state == RECURSION and bool(s.world_info_recursive)
-            entries = plan.entries
-            for i in order:
-                ce = entries[i]
-                g = ce.gid
-                if (ce.key if by_key else g) in activated:
-                    continue
-                if plain is not None and g not in special:
-                    rec = records[g]
-                    if rec is UNBUILT:
-                        rec = plain(ce)
-                    if rec is not None:
-                        # plain_gate's commonest cases, inline (delay and cooldown were left out above)
-                        if rec.simple:
-                            if (excluding and rec.exclude_recursion) or seen.isdisjoint(rec.primary):
-                                continue
-                            sec = rec.secondary
-                            if sec is None:
-                                now.append(ce)
-                                continue
-                            logic = rec.logic   # secondary_ok for needle ids only
-                            if (not seen.isdisjoint(sec) if logic == 0 else seen.isdisjoint(sec) if logic == 2
-                                    else seen.issuperset(sec) if logic == 3
-                                    else not seen.issuperset(sec) if logic == 1 else False):
-                                now.append(ce)
-                        elif rec.kind == CONSTANT:
-                            if not (excluding and rec.exclude_recursion):
-                                now.append(ce)
-                        elif plain_gate(self, rec, ce, visible, with_rec, excluding):
-                            now.append(ce)
-                        continue
-                if g in failed and not (c.forced_first and g in forced):
-                    continue
-                ok, why = gate(self, ce, state)
-                if tr is not None:
-                    tr.gate(ce, ok, why)
-                if ok:
-                    now.append(self.forced_as.get(g, ce) if why is FORCED else ce)
-            forced_first = c.forced_first
-            if timed.sticky or (forced_first and self.forced):   # else ``now`` is in scan order already
-                now.sort(key=lambda ce: (ce.gid not in timed.sticky,
-                                         not (forced_first and ce.gid in self.forced), pos[ce.gid]))
+                tr.begin_pass(count, STATE_NAMES[state], buf.current_depth(), st.recursion_level)
+            now = pass_candidates(st, order, state, self.activated, self.failed)
             scan_tokens = meter.activated_tokens()
-            removed = filter_groups(self, now, state, self.draw)
+            removed = filter_groups(st, now, state, st.draw)
             if tr is not None:
                 for key, why in removed:
                     tr.group_removed(key, why)
-            new_text = meter.new_pass()
-            add, skip = new_text.add, c.budget_skip
-            for ce in now:
-                g = ce.gid
-                if meter.overflowed and skip and not ce.ignore_budget:
-                    if tr is not None:
-                        tr.budget(ce, "skipped: the budget overflowed earlier", meter)
-                    continue
-                if ce.rolls and not self._roll(ce):
-                    failed.add(g)
-                    continue
-                content = (substituted.get(ce.content) or self._substitute(ce.content)) if ce.macros else ce.content
-                contents[g] = content
-                if not add(content, skip and ce.ignore_budget, scan_tokens):
-                    meter.overflowed = True
-                    meter.overflow_entry = meter.overflow_entry or ce.key
-                    if tr is not None:
-                        tr.budget(ce, "overflow", meter, new_text)
-                    if c.budget_skip:
-                        continue
-                    break
+            self._spend(now, meter, scan_tokens, count)
+            state = self._next_state(state, now, meter, levels)
+        return list(self.activated.values())
+
+    def _candidates(self, static: set[int]) -> Iterable[int]:
+        """Places in scan order of this pass's candidates: entries with a visible needle, constants,
+        sticky and forced entries, less those the gates reject whatever their keys (activated,
+        failed a roll unless forced ones re-roll, delayed, on cooldown and not sticky)."""
+        st = self.st
+        timed, forced = st.timed, st.forced
+        if st.trace is not None:   # a trace explains every entry, so every entry goes through the gates
+            return range(len(st.plan.entries))
+        gids = set(static)
+        gids.update(st.plan.constants)
+        gids.update(timed.sticky)
+        gids.update(forced)
+        gids.update(*map(st.index.needle_entries, st.buffer.recursion_hits))
+        gids -= self.done
+        failed = self.failed
+        if failed:
+            gids -= failed - forced if st.mode.forced_first else failed
+        if timed.delay:
+            gids -= timed.delay
+        if timed.cooldown:
+            gids -= timed.cooldown - timed.sticky
+        order = sorted(map(st.plan.pos.__getitem__, gids))
+        if order and order[0] < 0:           # entries outside this book selection
+            order = order[bisect_left(order, 0):]
+        return order
+
+    def _spend(self, now: list[CompiledEntry], meter: BudgetMeter, scan_tokens: int, count: int) -> None:
+        """Probability, then the budget, for the pass's candidates in order; records activations."""
+        st = self.st
+        c, tr = st.mode, st.trace
+        by_key = c.activation_by_key
+        contents, pass_of, failed, done, activated = st.content, st.pass_of, self.failed, self.done, self.activated
+        substituted = self.substituted
+        new_text = meter.new_pass()
+        add, skip = new_text.add, c.budget_skip
+        for ce in now:
+            g = ce.gid
+            if meter.overflowed and skip and not ce.ignore_budget:
                 if tr is not None:
-                    tr.budget(ce, "fits", meter, new_text)
-                activated[ce.key if by_key else g] = ce
-                done.add(g)
-                pass_of[g] = count
-                if ce.group_names:
-                    self.activated_group_names.update(ce.group_names)
-                if isinstance(ce.group, str):
-                    self.activated_group_fields.add(ce.group)
+                    tr.budget(ce, "skipped: the budget overflowed earlier", meter)
+                continue
+            if ce.rolls and not self._roll(ce):
+                failed.add(g)
+                continue
+            content = (substituted.get(ce.content) or self._substitute(ce.content)) if ce.macros else ce.content
+            contents[g] = content
+            if not add(content, skip and ce.ignore_budget, scan_tokens):
+                meter.overflowed = True
+                meter.overflow_entry = meter.overflow_entry or ce.key
                 if tr is not None:
-                    tr.activated(ce, count)
-            # the entries whose content recursion scans: every candidate that did not fail a roll (even
-            # one the budget skipped), unless it prevents recursion (worked out only when needed)
-            for_rec: list[CompiledEntry] | None = None
-            nxt = 0
-            if s.world_info_recursive and not meter.overflowed:
+                    tr.budget(ce, "overflow", meter, new_text)
+                if skip:
+                    continue
+                break
+            if tr is not None:
+                tr.budget(ce, "fits", meter, new_text)
+            activated[ce.key if by_key else g] = ce
+            done.add(g)
+            pass_of[g] = count
+            if ce.group_names:
+                st.activated_group_names.update(ce.group_names)
+            if isinstance(ce.group, str):
+                st.activated_group_fields.add(ce.group)
+            if tr is not None:
+                tr.activated(ce, count)
+
+    def _next_state(self, state: int, now: list[CompiledEntry], meter: BudgetMeter, levels: list[float]) -> int:
+        """The kind of the next pass (0: none), after adding what it scans for recursion."""
+        st = self.st
+        s, c, buf, failed = st.settings, st.mode, st.buffer, self.failed
+        # the entries whose content recursion scans: every candidate that did not fail a roll (even
+        # one the budget skipped), unless it prevents recursion (worked out only when needed)
+        for_rec: list[CompiledEntry] | None = None
+        nxt = 0
+        if s.world_info_recursive and not meter.overflowed:
+            for_rec = [ce for ce in now if ce.gid not in failed and not ce.prevent_recursion]
+            if for_rec:
+                nxt = RECURSION
+        if s.world_info_recursive and not meter.overflowed and state == MIN_ACTIVATIONS \
+                and buf.has_recursion():
+            nxt = RECURSION
+        if not nxt and not meter.overflowed and s.world_info_min_activations > 0 \
+                and len(self.activated) < s.world_info_min_activations:
+            depth = buf.current_depth()
+            limit = s.world_info_min_activations_depth_max
+            if c.min_depth_overshoot:
+                over = (limit > 0 and depth > limit) or depth > buf.chat_length
+            else:
+                over = (limit > 0 and depth >= limit) or depth >= buf.chat_length
+            if not over:
+                nxt = MIN_ACTIVATIONS
+                buf.skew += 1
+        if not nxt and levels:
+            nxt = RECURSION
+            st.recursion_level = levels.pop(0)
+        if nxt:
+            if for_rec is None:
                 for_rec = [ce for ce in now if ce.gid not in failed and not ce.prevent_recursion]
-                if for_rec:
-                    nxt = RECURSION
-            if s.world_info_recursive and not meter.overflowed and state == MIN_ACTIVATIONS \
-                    and buf.has_recursion():
-                nxt = RECURSION
-            if not nxt and not meter.overflowed and s.world_info_min_activations > 0 \
-                    and len(activated) < s.world_info_min_activations:
-                depth = buf.current_depth()
-                limit = s.world_info_min_activations_depth_max
-                if c.min_depth_overshoot:
-                    over = (limit > 0 and depth > limit) or depth > buf.chat_length
-                else:
-                    over = (limit > 0 and depth >= limit) or depth >= buf.chat_length
-                if not over:
-                    nxt = MIN_ACTIVATIONS
-                    buf.skew += 1
-            if not nxt and levels:
-                nxt = RECURSION
-                self.recursion_level = levels.pop(0)
-            state = nxt
-            if state:
-                if for_rec is None:
-                    for_rec = [ce for ce in now if ce.gid not in failed and not ce.prevent_recursion]
-                lines = [contents.get(ce.gid, ce.content) for ce in for_rec]
-                text = "\n".join(lines)
-                if text or not c.skip_empty_recursion:
-                    buf.add_recursion(text, lines)
-                    meter.add_activated_text(text, lines)
-                    if tr is not None:
-                        tr.recursion_text(text, [ce.key for ce in for_rec])
-        return list(activated.values())
+            lines = [st.content.get(ce.gid, ce.content) for ce in for_rec]
+            text = "\n".join(lines)
+            if text or not c.skip_empty_recursion:
+                buf.add_recursion(text, lines)
+                meter.add_activated_text(text, lines)
+                if st.trace is not None:
+                    st.trace.recursion_text(text, [ce.key for ce in for_rec])
+        return nxt
 
     def _substitute(self, content: str) -> str:
         """An entry content with the evaluation's macros substituted (remembered per names)."""
-        got = self.lore._substituted(self.env)[content] = substitute(content, self.env)
+        got = self.substituted[content] = substitute(content, self.env)
         return got
 
     def _roll(self, ce: CompiledEntry) -> bool:
         """``verifyProbability``: no roll at 100 % or for sticky entries; ``roll <= probability``."""
-        if not ce.rolls or ce.gid in self.timed.sticky:
+        st = self.st
+        if not ce.rolls or ce.gid in st.timed.sticky:
             return True
         p = ce.probability
-        roll = self.draw() * 100
+        roll = st.draw() * 100
         ok = roll <= (_js.to_number(p) if p is not None else 0.0)
-        if self.trace is not None:
-            self.trace.probability(ce, roll, p, ok)
+        if st.trace is not None:
+            st.trace.probability(ce, roll, p, ok)
         return ok
+
+
+def _card_fields(r: ActivationRequest, env: MacroEnv, match_sources: bool) -> dict[str, str]:
+    """The character and persona fields entries can match (1.18's ``match*`` sources), trimmed and
+    with macros substituted; none when the version has no such sources."""
+    fields: dict[str, str] = {}
+    if not match_sources:
+        return fields
+
+    def field(text: str | None) -> str:
+        return substitute(_js.trim(text or ""), env)
+
+    fields["persona_description"] = field(r.persona_description)
+    ch = r.character
+    if ch is not None:
+        fields["character_description"] = field(ch.description)
+        fields["character_personality"] = field(ch.personality)
+        fields["character_depth_prompt"] = field(ch.depth_prompt_text())
+        fields["scenario"] = field(ch.scenario)
+        fields["creator_notes"] = field(ch.creator_notes)
+    return fields
+
+
+def _injections(r: ActivationRequest, env: MacroEnv, fields: dict[str, str]) -> list[str]:
+    """Prompt texts scanned besides the chat: the author's note (when scanned), the quiet prompt and
+    the character's depth prompt (with the author's note)."""
+    injections: list[str] = []
+    note = substitute(r.authors_note, env) if r.authors_note else ""
+    if r.authors_note_scan and note:
+        injections.append(note)
+    quiet = substitute(r.quiet_prompt, env) if r.quiet_prompt else ""
+    if quiet:
+        injections.append(quiet)
+    depth_prompt = fields.get("character_depth_prompt", "")
+    if r.authors_note_scan and depth_prompt:
+        injections.append(depth_prompt)
+    return injections
 
 
 _COMPILED: OrderedDict[tuple, Lore] = OrderedDict()

@@ -6,19 +6,17 @@ exactly, so a seeded replay makes the same draws as SillyTavern would.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, AbstractSet
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 from . import _js
 from ._compile import CompiledEntry, overridden
-from ._index import CONSTANT, NEVER, PlainEntry
+from ._index import CONSTANT, NEVER, UNBUILT, PlainEntry
 from ._keys import match_key_text
 from ._mode import Mode
 from ._model import ForcedActivation, SelectiveLogic
 from ._scan import ScanBuffer
-
-if TYPE_CHECKING:
-    from ._engine import _Evaluation
+from ._state import EvalState
 
 INITIAL, RECURSION, MIN_ACTIVATIONS = 1, 2, 3
 STATE_NAMES = {INITIAL: "initial", RECURSION: "recursion", MIN_ACTIVATIONS: "min_activations"}
@@ -58,23 +56,83 @@ def forced_entries(refs: Sequence[ForcedActivation], by_key: Callable[[], dict[s
     return forced, as_given
 
 
-def gate(ev: _Evaluation, ce: CompiledEntry, state: int) -> tuple[bool, str]:
+def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: Mapping[int | str, CompiledEntry],
+                    failed: AbstractSet[int]) -> list[CompiledEntry]:
+    """The entries of one pass that pass their gates: sticky ones first, then (1.18) forced ones, each
+    in scan order. ``order`` gives places in the plan's scan order; ``activated`` and ``failed`` are
+    the evaluation's activations so far and the entries whose probability roll failed."""
+    c, timed, tr, buf = st.mode, st.timed, st.trace, st.buffer
+    by_key = c.activation_by_key
+    sticky, forced, forced_first = timed.sticky, st.forced, c.forced_first
+    now: list[CompiledEntry] = []
+    plain = st.index.plain if tr is None else None
+    records = st.index.plain_records
+    with_rec = state != MIN_ACTIVATIONS
+    # needles visible at the global depth (per depth: plain_gate adds the others)
+    seen = buf.visible_set(buf.current_depth(), with_rec)
+    visible: dict[float | None, set[int] | frozenset[int]] = {None: seen}
+    special = sticky | forced if forced else sticky     # these take the full gate
+    excluding = state == RECURSION and bool(st.settings.world_info_recursive)
+    entries = st.plan.entries
+    for i in order:
+        ce = entries[i]
+        g = ce.gid
+        if (ce.key if by_key else g) in activated:
+            continue
+        if plain is not None and g not in special:
+            rec = records[g]
+            if rec is UNBUILT:
+                rec = plain(ce)
+            if rec is not None:
+                # plain_gate's commonest cases, inline (delay and cooldown were left out by the caller)
+                if rec.simple:
+                    if (excluding and rec.exclude_recursion) or seen.isdisjoint(rec.primary):
+                        continue
+                    sec = rec.secondary
+                    if sec is None:
+                        now.append(ce)
+                        continue
+                    logic = rec.logic   # secondary_ok for needle ids only
+                    if (not seen.isdisjoint(sec) if logic == 0 else seen.isdisjoint(sec) if logic == 2
+                            else seen.issuperset(sec) if logic == 3
+                            else not seen.issuperset(sec) if logic == 1 else False):
+                        now.append(ce)
+                elif rec.kind == CONSTANT:
+                    if not (excluding and rec.exclude_recursion):
+                        now.append(ce)
+                elif plain_gate(st, rec, ce, visible, with_rec, excluding):
+                    now.append(ce)
+                continue
+        if g in failed and not (forced_first and g in forced):
+            continue
+        ok, why = gate(st, ce, state)
+        if tr is not None:
+            tr.gate(ce, ok, why)
+        if ok:
+            now.append(st.forced_as.get(g, ce) if why is FORCED else ce)
+    if sticky or (forced_first and forced):   # else ``now`` is in scan order already
+        pos = st.plan.pos
+        now.sort(key=lambda ce: (ce.gid not in sticky, not (forced_first and ce.gid in forced), pos[ce.gid]))
+    return now
+
+
+def gate(st: EvalState, ce: CompiledEntry, state: int) -> tuple[bool, str]:
     """Run one entry through the per-entry checks of a pass: (is a candidate, why)."""
-    q = ev.mode
+    q = st.mode
     if ce.disable:
         return False, "disabled"
-    if q.generation_triggers and ce.triggers and ev.trigger not in ce.triggers:
-        return False, f"generation type {ev.trigger!r} is not in triggers {ce.triggers}"
+    if q.generation_triggers and ce.triggers and st.trigger not in ce.triggers:
+        return False, f"generation type {st.trigger!r} is not in triggers {ce.triggers}"
     if ce.char_names:
-        included = ev.char_file is not None and ev.char_file in ce.char_names
+        included = st.char_file is not None and st.char_file in ce.char_names
         if included if ce.char_exclude else not included:
             return False, "filtered out by character name"
-    if ce.char_tags and ev.char_tags is not None:
-        hit = any(t in ce.char_tags for t in ev.char_tags)
+    if ce.char_tags and st.char_tags is not None:
+        hit = any(t in ce.char_tags for t in st.char_tags)
         if hit if ce.char_exclude else not hit:
             return False, "filtered out by character tag"
     gid = ce.gid
-    timed = ev.timed
+    timed = st.timed
     sticky = gid in timed.sticky
     if gid in timed.delay:
         return False, "suppressed by delay"
@@ -83,31 +141,31 @@ def gate(ev: _Evaluation, ce: CompiledEntry, state: int) -> tuple[bool, str]:
     if not sticky and ce.delay_until_recursion:
         if state != RECURSION:
             return False, "delayed until recursion"
-        if ce.dur_level > ev.recursion_level:
+        if ce.dur_level > st.recursion_level:
             return False, f"delayed until recursion level {_js.js_string(ce.dur_level)}"
-    if state == RECURSION and ev.settings.world_info_recursive and ce.exclude_recursion and not sticky:
+    if state == RECURSION and st.settings.world_info_recursive and ce.exclude_recursion and not sticky:
         return False, "excluded from recursion"
     if "@@activate" in ce.decorators:
         return True, "@@activate decorator"
     if "@@dont_activate" in ce.decorators:
         return False, "@@dont_activate decorator"
-    forced = gid in ev.forced
+    forced = gid in st.forced
     if forced and q.forced_before_constant:
-        return True, "forced (external activation)"
+        return True, FORCED
     if ce.constant:
         return True, "constant"
     if forced:
-        return True, "forced (external activation)"
+        return True, FORCED
     if sticky:
         return True, "sticky"
     if not isinstance(ce.keys, list) or not ce.keys:
         return False, "no keys"
-    index = ev.index
-    return match_entry(ev.buffer, index.primary.get(gid, ()), index.secondary.get(gid, ()), ce, state,
-                       ev.trace is not None)
+    index = st.index
+    return match_entry(st.buffer, index.primary.get(gid, ()), index.secondary.get(gid, ()), ce, state,
+                       st.trace is not None)
 
 
-def plain_gate(ev: _Evaluation, rec: PlainEntry, ce: CompiledEntry, visible: dict, with_rec: bool,
+def plain_gate(st: EvalState, rec: PlainEntry, ce: CompiledEntry, visible: dict, with_rec: bool,
                excluding: bool) -> bool:
     """``gate`` for a :class:`PlainEntry` (neither sticky nor forced), its plain keys looked up
     in the set of needles visible at its depth (one set per depth and pass)."""
@@ -115,12 +173,12 @@ def plain_gate(ev: _Evaluation, rec: PlainEntry, ce: CompiledEntry, visible: dic
     if kind == NEVER:
         return False
     g = ce.gid
-    timed = ev.timed
+    timed = st.timed
     if g in timed.delay or g in timed.cooldown or (excluding and rec.exclude_recursion):
         return False
     if kind == CONSTANT:
         return True
-    buf = ev.buffer
+    buf = st.buffer
     depth = rec.depth
     vis = visible.get(depth)
     if vis is None:
@@ -216,7 +274,7 @@ class _Candidates:
         return None
 
 
-def filter_groups(ev: _Evaluation, new: list[CompiledEntry], state: int,
+def filter_groups(st: EvalState, new: list[CompiledEntry], state: int,
                   draw: Callable[[], float]) -> list[tuple[str, str]]:
     """``filterByInclusionGroups``: at most one winner per group; returns (entry key, why) removals."""
     removed: list[tuple[str, str]] = []
@@ -228,8 +286,8 @@ def filter_groups(ev: _Evaluation, new: list[CompiledEntry], state: int,
         return removed
     names = list(groups)
     order = [names[i] for i in _js.object_key_order(names)]
-    cands = _Candidates(new, ev.mode.splice_bug)
-    timed = ev.timed
+    cands = _Candidates(new, st.mode.splice_bug)
+    timed = st.timed
 
     def remove(ce: CompiledEntry, why: str) -> None:
         x = cands.remove(ce)
@@ -250,12 +308,12 @@ def filter_groups(ev: _Evaluation, new: list[CompiledEntry], state: int,
                 if not any(x is s for s in stickies):
                     remove(x, f"lost group {name!r} to a sticky member")
         for x in [x for x in group if x.gid in timed.cooldown
-                  and (ev.mode.sticky_cooldown_wipe or x.gid not in timed.sticky)]:
+                  and (st.mode.sticky_cooldown_wipe or x.gid not in timed.sticky)]:
             remove(x, f"on cooldown in group {name!r}")
         for x in [x for x in group if x.gid in timed.delay]:
             remove(x, f"delayed in group {name!r}")
 
-    use_scoring = ev.settings.world_info_use_group_scoring
+    use_scoring = st.settings.world_info_use_group_scoring
     for name in order:
         group = groups[name]
         if not use_scoring and not any(_js.truthy(x.use_group_scoring) for x in group
@@ -263,7 +321,7 @@ def filter_groups(ev: _Evaluation, new: list[CompiledEntry], state: int,
             continue
         if has_sticky[name]:
             continue
-        scores = [score(ev, x, state) for x in group]
+        scores = [score(st, x, state) for x in group]
         best = max(scores) if scores else float("-inf")
         i = 0
         while i < len(group):
@@ -274,7 +332,7 @@ def filter_groups(ev: _Evaluation, new: list[CompiledEntry], state: int,
                 continue
             i += 1
 
-    activated_groups = ev.activated_group_fields if ev.mode.group_field_equality else ev.activated_group_names
+    activated_groups = st.activated_group_fields if st.mode.group_field_equality else st.activated_group_names
     for name in order:
         group = groups[name]
         if has_sticky[name]:
@@ -295,7 +353,7 @@ def filter_groups(ev: _Evaluation, new: list[CompiledEntry], state: int,
         weights = [_js.to_number(x.group_weight) for x in group]
         total = sum(weights)
         roll = draw() * total
-        ev.note_roll(f"group {name!r}", roll, total)
+        st.note_roll(f"group {name!r}", roll, total)
         acc = 0.0
         winner = None
         for x, w in zip(group, weights):
@@ -311,12 +369,12 @@ def filter_groups(ev: _Evaluation, new: list[CompiledEntry], state: int,
     return removed
 
 
-def score(ev: _Evaluation, ce: CompiledEntry, state: int) -> int:
+def score(st: EvalState, ce: CompiledEntry, state: int) -> int:
     """``getScore``: how many raw (unsubstituted, untrimmed) keys match the entry's scan text."""
-    buf = ev.buffer
-    hay = buf.text(buf.entry_depth(ce), state != MIN_ACTIVATIONS, ce.match_fields if ev.mode.match_sources else ())
-    cs = _js.truthy(_js.nullish(ce.case_sensitive, ev.settings.world_info_case_sensitive))
-    ww = _js.truthy(_js.nullish(ce.match_whole_words, ev.settings.world_info_match_whole_words))
+    buf = st.buffer
+    hay = buf.text(buf.entry_depth(ce), state != MIN_ACTIVATIONS, ce.match_fields if st.mode.match_sources else ())
+    cs = _js.truthy(_js.nullish(ce.case_sensitive, st.settings.world_info_case_sensitive))
+    ww = _js.truthy(_js.nullish(ce.match_whole_words, st.settings.world_info_match_whole_words))
     keys = ce.keys if isinstance(ce.keys, list) else []
     sec = ce.keys_secondary if isinstance(ce.keys_secondary, list) else []
     primary = sum(1 for k in keys if isinstance(k, str) and match_key_text(hay, k, cs, ww))
@@ -331,4 +389,4 @@ def score(ev: _Evaluation, ce: CompiledEntry, state: int) -> int:
     return primary
 
 
-__all__ = ["gate", "match_entry", "filter_groups", "score", "INITIAL", "RECURSION", "MIN_ACTIVATIONS"]
+__all__ = ["pass_candidates", "gate", "match_entry", "filter_groups", "score", "INITIAL", "RECURSION", "MIN_ACTIVATIONS"]

@@ -8,20 +8,17 @@ the state came from a SillyTavern chat file, and otherwise the entry key.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from . import _js
 from ._compile import CompiledEntry
 from ._model import TimedEffect, TimedState
-
-if TYPE_CHECKING:
-    from ._engine import _Plan
+from ._plan import Plan
 
 
 class TimedEffects:
     """The effects in force for one evaluation, and the state it leaves behind."""
 
-    def __init__(self, state: TimedState | None, plan: _Plan, chat_length: int) -> None:
+    def __init__(self, state: TimedState | None, plan: Plan, chat_length: int) -> None:
         src = state or TimedState()
         self.state = TimedState(
             sticky={k: v.model_copy() for k, v in src.sticky.items()},
