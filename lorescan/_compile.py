@@ -101,7 +101,7 @@ class CompiledEntry:
 
     def _identify(self) -> None:
         entry = self.entry
-        extra = entry.__pydantic_extra__
+        extra = entry.model_extra
         world = extra.get("world") if extra else None
         self.world = world if isinstance(world, str) else self.book
         uid = entry.__dict__["uid"]

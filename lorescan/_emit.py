@@ -12,7 +12,7 @@ from typing import Any
 
 from ._budget import BudgetMeter
 from ._compile import CompiledEntry, ForcedEntry
-from ._model import Activation, ActivationResult, DepthGroup, ExampleEntry
+from ._model import Activation, ActivationResult, DepthGroup, ExampleEntry, construct
 from ._state import EvalState
 
 
@@ -33,18 +33,6 @@ def _strict_key(value: Any) -> Any:
 #: activation's memory); an activation is immutable, and pydantic copies the set for ``model_copy``.
 _ACTIVATION_FIELDS = set(Activation.model_fields)
 _ORDER = attrgetter("order_num")
-_set = object.__setattr__
-
-
-def _construct(cls: type[Any], values: dict[str, Any]) -> Any:
-    """``cls.model_construct(**values)`` for ``values`` holding every field of ``cls`` in order, on a
-    model with no extra fields (what it stores, without its per-field loop; a test pins the two)."""
-    m = cls.__new__(cls)
-    _set(m, "__dict__", values)
-    _set(m, "__pydantic_fields_set__", set(values))
-    _set(m, "__pydantic_extra__", None)
-    _set(m, "__pydantic_private__", None)
-    return m
 
 
 def emit(st: EvalState, activated: list[CompiledEntry], meter: BudgetMeter,
@@ -54,79 +42,22 @@ def emit(st: EvalState, activated: list[CompiledEntry], meter: BudgetMeter,
     ``shared`` maps an entry's gid to its last activation record: evaluations of one compiled book
     share a record while the entry's content and pass are unchanged (records are immutable).
     """
+    buckets = _Buckets(st.mode.outlets)
     content = st.content
-    before: list[str] = []
-    after: list[str] = []
-    an_top: list[str] = []
-    an_bottom: list[str] = []
-    em: list[ExampleEntry] = []
-    depth: list[dict[str, Any]] = []
-    outlets: dict[str, list[str]] = {}
-    with_outlets = st.mode.outlets
-    groups: dict[Any, dict[str, Any]] = {}    # depth entries by (depth, role), for JavaScript's ===
-    # Each content goes to the front of its bucket: appended here, and every bucket reversed after.
-    plain = {0: before, 1: after, 2: an_top, 3: an_bottom}
     for ce in sorted(activated, key=_ORDER, reverse=True):   # stable: equal orders keep their order
         text = content.get(ce.gid, ce.content)
-        if not text:
-            continue
-        pos = ce.bucket
-        bucket = plain.get(pos)
-        if bucket is not None:
-            bucket.append(text)
-        elif pos == 5:
-            em.append(_construct(ExampleEntry, {"position": "before", "content": text}))
-        elif pos == 6:
-            em.append(_construct(ExampleEntry, {"position": "after", "content": text}))
-        elif pos == 4:
-            want_depth = ce.depth if ce.depth is not None else 4
-            want_role = ce.role if ce.role is not None else 0
-            group = groups.get((_strict_key(want_depth), _strict_key(want_role)))
-            if group is not None:
-                group["entries"].append(text)
-            else:   # SillyTavern keeps the entry's own depth, which may be unset (no later entry matches it)
-                group = {"depth": ce.depth, "role": want_role, "entries": [text]}
-                depth.append(group)
-                groups.setdefault((_strict_key(ce.depth), _strict_key(want_role)), group)
-        elif pos == 7 and with_outlets:
-            if ce.outlet_name:
-                outlets.setdefault(ce.outlet_name, []).append(text)   # outlets append: no reversal
-    for bucket in (before, after, an_top, an_bottom, em):
-        bucket.reverse()
-    for group in depth:
-        group["entries"].reverse()
-    pass_of = st.pass_of
-    # Built without re-validation: every value below comes from the engine with the right type.
-    new = Activation.__new__
-    acts = []
-    built = shared
-    if len(built) > 50_000:
-        built.clear()
-    for ce in activated:
-        g = ce.gid
-        text, pass_index = content.get(g, ce.content), pass_of.get(g, 0)
-        own = type(ce) is not ForcedEntry        # a caller's object is never shared
-        a = built.get(g) if own else None
-        if a is None or a.__dict__["content"] is not text or a.__dict__["pass_index"] != pass_index:
-            # what model_construct stores, without its per-field loop (a test pins it)
-            a = new(Activation)
-            if own:
-                built[g] = a
-            _set(a, "__dict__", {"book": ce.world, "uid": ce.uid, "key": ce.key, "position": ce.position,
-                                 "order": ce.order, "content": text, "pass_index": pass_index})
-            _set(a, "__pydantic_fields_set__", _ACTIVATION_FIELDS)
-            _set(a, "__pydantic_extra__", None)
-            _set(a, "__pydantic_private__", None)
-        acts.append(a)
-    return _construct(ActivationResult, {
-        "activated": acts,
-        "before": "\n".join(before),
-        "after": "\n".join(after),
-        "an_top": an_top,
-        "an_bottom": an_bottom,
-        "em": em,
-        "depth": [_construct(DepthGroup, g) for g in depth],
-        "outlets": outlets,
+        if text:
+            buckets.add(ce, text)
+    buckets.finish()
+    return construct(ActivationResult, {
+        "activated": _records(st, activated, shared),
+        "before": "\n".join(buckets.before),
+        "after": "\n".join(buckets.after),
+        "an_top": buckets.an_top,
+        "an_bottom": buckets.an_bottom,
+        "em": buckets.em,
+        "depth": [construct(DepthGroup, g) for g in buckets.depth],
+        "outlets": buckets.outlets,
         "timed": st.timed.state,
         "rolls": st.rolls,
         "budget": meter.budget,
@@ -134,3 +65,72 @@ def emit(st: EvalState, activated: list[CompiledEntry], meter: BudgetMeter,
         "overflowed": meter.overflowed,
         "trace": st.trace.events if st.trace is not None else None,
     })
+
+
+class _Buckets:
+    """The prompt's buckets, filled in descending ``order``. Each content goes to the front of its
+    bucket: appended here, and every bucket but the outlets reversed by :meth:`finish`."""
+
+    def __init__(self, with_outlets: bool) -> None:
+        self.before: list[str] = []
+        self.after: list[str] = []
+        self.an_top: list[str] = []
+        self.an_bottom: list[str] = []
+        self.em: list[ExampleEntry] = []
+        self.depth: list[dict[str, Any]] = []
+        self.outlets: dict[str, list[str]] = {}
+        self.with_outlets = with_outlets
+        self.plain = {0: self.before, 1: self.after, 2: self.an_top, 3: self.an_bottom}
+        self.groups: dict[Any, dict[str, Any]] = {}    # depth entries by (depth, role), for JavaScript's ===
+
+    def add(self, ce: CompiledEntry, text: str) -> None:
+        pos = ce.bucket
+        bucket = self.plain.get(pos)
+        if bucket is not None:
+            bucket.append(text)
+        elif pos == 5:
+            self.em.append(construct(ExampleEntry, {"position": "before", "content": text}))
+        elif pos == 6:
+            self.em.append(construct(ExampleEntry, {"position": "after", "content": text}))
+        elif pos == 4:
+            want_depth = ce.depth if ce.depth is not None else 4
+            want_role = ce.role if ce.role is not None else 0
+            group = self.groups.get((_strict_key(want_depth), _strict_key(want_role)))
+            if group is not None:
+                group["entries"].append(text)
+            else:   # SillyTavern keeps the entry's own depth, which may be unset (no later entry matches it)
+                group = {"depth": ce.depth, "role": want_role, "entries": [text]}
+                self.depth.append(group)
+                self.groups.setdefault((_strict_key(ce.depth), _strict_key(want_role)), group)
+        elif pos == 7 and self.with_outlets:
+            if ce.outlet_name:
+                self.outlets.setdefault(ce.outlet_name, []).append(text)   # outlets append: no reversal
+
+    def finish(self) -> None:
+        for bucket in (self.before, self.after, self.an_top, self.an_bottom, self.em):
+            bucket.reverse()
+        for group in self.depth:
+            group["entries"].reverse()
+
+
+def _records(st: EvalState, activated: list[CompiledEntry], shared: dict[int, Activation]) -> list[Activation]:
+    """The activation records, in activation order; an entry's record is shared with earlier
+    evaluations while its content and pass are unchanged (built without re-validation: every value
+    comes from the engine with the right type)."""
+    content, pass_of = st.content, st.pass_of
+    acts = []
+    if len(shared) > 50_000:
+        shared.clear()
+    for ce in activated:
+        g = ce.gid
+        text, pass_index = content.get(g, ce.content), pass_of.get(g, 0)
+        own = type(ce) is not ForcedEntry        # a caller's object is never shared
+        a = shared.get(g) if own else None
+        if a is None or a.content is not text or a.pass_index != pass_index:
+            a = construct(Activation, {"book": ce.world, "uid": ce.uid, "key": ce.key, "position": ce.position,
+                                       "order": ce.order, "content": text, "pass_index": pass_index},
+                          _ACTIVATION_FIELDS)
+            if own:
+                shared[g] = a
+        acts.append(a)
+    return acts

@@ -254,14 +254,15 @@ def _strict_eq(value: object, number: int) -> bool:
 
 
 class _Candidates:
-    """``newEntries``: a list with JavaScript ``splice(indexOf(e), 1)`` removal (bug included)."""
+    """``newEntries``: a list with JavaScript ``splice(indexOf(e), 1)`` removal (bug included), and
+    the removals made so far as (entry key, why)."""
 
     def __init__(self, items: list[CompiledEntry], splice_bug: bool) -> None:
         self.items = items
         self.splice_bug = splice_bug
+        self.removed: list[tuple[str, str]] = []
 
-    def remove(self, ce: CompiledEntry) -> CompiledEntry | None:
-        """Remove ``ce`` (or, with the quirk, the last candidate); return what was removed."""
+    def _take(self, ce: CompiledEntry) -> CompiledEntry | None:
         try:
             i = self.items.index(ce)    # entries compare by identity
         except ValueError:
@@ -273,27 +274,41 @@ class _Candidates:
             return self.items.pop()
         return None
 
+    def remove(self, ce: CompiledEntry, why: str) -> None:
+        """Remove ``ce`` (or, with the quirk, the last candidate) and note why."""
+        x = self._take(ce)
+        if x is not None:
+            self.removed.append((x.key, why if x is ce else
+                                 f"removed in place of {ce.key} ({why}; SillyTavern's splice quirk)"))
+
 
 def filter_groups(st: EvalState, new: list[CompiledEntry], state: int,
                   draw: Callable[[], float]) -> list[tuple[str, str]]:
-    """``filterByInclusionGroups``: at most one winner per group; returns (entry key, why) removals."""
-    removed: list[tuple[str, str]] = []
+    """``filterByInclusionGroups``: at most one winner per group; returns (entry key, why) removals.
+
+    Three rounds over the groups in JavaScript's key order, as SillyTavern makes them: timed
+    effects, then group scoring, then one winner (override, or a weighted roll).
+    """
     groups: dict[str, list[CompiledEntry]] = {}
     for ce in [ce for ce in new if ce.group_names]:
         for name in ce.group_names:
             groups.setdefault(name, []).append(ce)
     if not groups:
-        return removed
+        return []
     names = list(groups)
     order = [names[i] for i in _js.object_key_order(names)]
     cands = _Candidates(new, st.mode.splice_bug)
+    has_sticky = _timed_in_groups(st, groups, order, cands)
+    _group_scoring(st, groups, [n for n in order if not has_sticky[n]], cands, state)
+    _group_winners(st, groups, [n for n in order if not has_sticky[n]], cands, draw)
+    return cands.removed
+
+
+def _timed_in_groups(st: EvalState, groups: dict[str, list[CompiledEntry]], order: list[str],
+                     cands: _Candidates) -> dict[str, bool]:
+    """A sticky member wins its group; members on cooldown or delayed leave it. Returns whether
+    each group has a sticky member (such a group takes no further rounds)."""
     timed = st.timed
-
-    def remove(ce: CompiledEntry, why: str) -> None:
-        x = cands.remove(ce)
-        if x is not None:
-            removed.append((x.key, why if x is ce else f"removed in place of {ce.key} ({why}; SillyTavern's splice quirk)"))
-
     has_sticky: dict[str, bool] = {}
     flagged = timed.sticky | timed.cooldown | timed.delay
     for name in order:
@@ -306,40 +321,46 @@ def filter_groups(st: EvalState, new: list[CompiledEntry], state: int,
         if stickies:
             for x in group:
                 if not any(x is s for s in stickies):
-                    remove(x, f"lost group {name!r} to a sticky member")
+                    cands.remove(x, f"lost group {name!r} to a sticky member")
         for x in [x for x in group if x.gid in timed.cooldown
                   and (st.mode.sticky_cooldown_wipe or x.gid not in timed.sticky)]:
-            remove(x, f"on cooldown in group {name!r}")
+            cands.remove(x, f"on cooldown in group {name!r}")
         for x in [x for x in group if x.gid in timed.delay]:
-            remove(x, f"delayed in group {name!r}")
+            cands.remove(x, f"delayed in group {name!r}")
+    return has_sticky
 
+
+def _group_scoring(st: EvalState, groups: dict[str, list[CompiledEntry]], order: list[str],
+                   cands: _Candidates, state: int) -> None:
+    """Group scoring: members that score below the group's best leave it (and the candidates)."""
     use_scoring = st.settings.world_info_use_group_scoring
     for name in order:
         group = groups[name]
         if not use_scoring and not any(_js.truthy(x.use_group_scoring) for x in group
                                        if x.use_group_scoring is not None):
             continue
-        if has_sticky[name]:
-            continue
         scores = [score(st, x, state) for x in group]
         best = max(scores) if scores else float("-inf")
         i = 0
         while i < len(group):
             if _js.truthy(_js.nullish(group[i].use_group_scoring, use_scoring)) and scores[i] < best:
-                remove(group[i], f"scored {scores[i]} < {best} in group {name!r}")
+                cands.remove(group[i], f"scored {scores[i]} < {best} in group {name!r}")
                 del group[i]
                 del scores[i]
                 continue
             i += 1
 
+
+def _group_winners(st: EvalState, groups: dict[str, list[CompiledEntry]], order: list[str],
+                   cands: _Candidates, draw: Callable[[], float]) -> None:
+    """One winner per group: none where the group already activated an entry, else the override
+    member with the highest order, else a roll weighted by ``groupWeight``."""
     activated_groups = st.activated_group_fields if st.mode.group_field_equality else st.activated_group_names
     for name in order:
         group = groups[name]
-        if has_sticky[name]:
-            continue
         if name in activated_groups:
             for x in group:
-                remove(x, f"group {name!r} already has an activated entry")
+                cands.remove(x, f"group {name!r} already has an activated entry")
             continue
         if len(group) <= 1:
             continue
@@ -348,25 +369,24 @@ def filter_groups(st: EvalState, new: list[CompiledEntry], state: int,
             winner = sorted(prios, key=lambda x: -x.order_num)[0]
             for x in group:
                 if x is not winner:
-                    remove(x, f"lost group {name!r} to {winner.key} (override, higher order)")
+                    cands.remove(x, f"lost group {name!r} to {winner.key} (override, higher order)")
             continue
         weights = [_js.to_number(x.group_weight) for x in group]
         total = sum(weights)
         roll = draw() * total
         st.note_roll(f"group {name!r}", roll, total)
         acc = 0.0
-        winner = None
+        won = None
         for x, w in zip(group, weights):
             acc += w
             if roll <= acc:
-                winner = x
+                won = x
                 break
-        if winner is None:
+        if won is None:
             continue
         for x in group:
-            if x is not winner:
-                remove(x, f"lost group {name!r} to {winner.key} (roll {roll:.2f} of {total:g})")
-    return removed
+            if x is not won:
+                cands.remove(x, f"lost group {name!r} to {won.key} (roll {roll:.2f} of {total:g})")
 
 
 def score(st: EvalState, ce: CompiledEntry, state: int) -> int:

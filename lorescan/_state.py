@@ -9,6 +9,7 @@ others are fixed for the evaluation.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from ._compile import CompiledEntry
 from ._index import BoundIndex
 from ._mode import Mode
