@@ -79,6 +79,17 @@ def required_literals(source: str, flags: str, min_len: int = 3, max_alts: int =
                 return None
             union.update(got)
         return tuple(sorted(union)) if len(union) <= max_alts else None
+    sets = _branch_runs(source, max_alts)
+    good = [x for x in sets if min(map(len, x)) >= min_len]
+    if not good:
+        return None
+    best = max(good, key=lambda x: (min(map(len, x)), -len(x)))
+    return tuple(sorted({x.lower() for x in best}))
+
+
+def _branch_runs(source: str, max_alts: int) -> list[set[str]]:
+    """The literal runs of a pattern with no top-level ``|``, left to right: each a set of strings
+    one of which every match contains at that place (see :func:`required_literals`)."""
     sets: list[set[str]] = []
     cur: set[str] = {""}
     last: set[str] | None = None       # ``cur`` before the last character or group was added
@@ -148,8 +159,4 @@ def required_literals(source: str, flags: str, min_len: int = 3, max_alts: int =
             cur, last = close(cur), None
         i += 1
     sets.append(cur)
-    good = [x for x in sets if min(map(len, x)) >= min_len]
-    if not good:
-        return None
-    best = max(good, key=lambda x: (min(map(len, x)), -len(x)))
-    return tuple(sorted({x.lower() for x in best}))
+    return sets
