@@ -21,6 +21,7 @@ from ._compile import CompiledEntry, compile_books
 from ._emit import emit
 from ._index import BoundIndex, KeyIndex
 from ._macros import MacroEnv, substitute
+from ._match import MatchMode
 from ._mode import Mode, mode_for
 from ._model import GENERATION_TYPES, Activation, ActivationResult, ChatMessage, Lorebook, Settings
 from ._plan import Plan, plan_books
@@ -63,7 +64,7 @@ class Lore:
         self.mode = mode_for(compat, quirks)
         self.counter = get_counter(tokenizer)
         self._plans: dict[tuple, Plan] = {}
-        self._indexes: dict[tuple, KeyIndex] = {}
+        self._indexes: dict[MatchMode, KeyIndex] = {}
         self._bound: dict[tuple, BoundIndex] = {}     # per (case/word settings, names)
         self._contents: dict[MacroEnv, dict[str, str]] = {}   # see _substituted
         self._activations: dict[int, Activation] = {}          # see emit
@@ -91,11 +92,11 @@ class Lore:
 
     def _key_index(self, settings: Settings) -> KeyIndex:
         """The names-independent key index for the global case/whole-word settings."""
-        ck = (bool(settings.world_info_case_sensitive), bool(settings.world_info_match_whole_words))
+        ck = MatchMode.of(bool(settings.world_info_case_sensitive), bool(settings.world_info_match_whole_words))
         index = self._indexes.get(ck)
         if index is None:
             with _gc_paused():
-                index = self._indexes[ck] = KeyIndex(self._all, ck[0], ck[1])
+                index = self._indexes[ck] = KeyIndex(self._all, ck.case_sensitive, ck.whole_words)
         return index
 
     def _substituted(self, env: MacroEnv) -> dict[str, str]:
@@ -110,7 +111,7 @@ class Lore:
     def _index(self, env: MacroEnv, settings: Settings) -> BoundIndex:
         """The key index for the global case/whole-word settings, bound to the names in ``env``
         (keys with macros prepared for them; built on the first evaluation with those names)."""
-        ck = (bool(settings.world_info_case_sensitive), bool(settings.world_info_match_whole_words))
+        ck = MatchMode.of(bool(settings.world_info_case_sensitive), bool(settings.world_info_match_whole_words))
         bound = self._bound.get((ck, env))
         if bound is None:
             index = self._key_index(settings)

@@ -20,8 +20,9 @@ from . import _js
 from ._compile import CompiledEntry
 from ._engine import Lore
 from ._jsregex import parse_regex_key
-from ._keys import is_word_char, match_key_text
+from ._keys import match_key_text
 from ._macros import MacroEnv, substitute
+from ._match import continues_word, word_around
 from ._model import GENERATION_TYPES, ActivationResult, Character, ChatMessage, Settings
 from ._scan import MAX_SCAN_DEPTH, ScanMessages
 
@@ -385,8 +386,8 @@ def _plain_occurrence(needle: str, text: str, cs: bool, ww: bool) -> tuple[int, 
     start = hay.find(pat)
     while start != -1:
         end = start + len(pat)
-        inside = (start > 0 and is_word_char(hay[start - 1])) or (end < len(hay) and is_word_char(hay[end]))
-        found = (start, _word_at(text, start, end), inside, counts_inside or not inside)
+        inside = continues_word(hay, start, end)
+        found = (start, word_around(text, start, end), inside, counts_inside or not inside)
         if best is None or (not best[3] and found[3]) or (best[2] and not inside and found[3]):
             best = found
         if best[3] and not best[2]:
@@ -395,18 +396,6 @@ def _plain_occurrence(needle: str, text: str, cs: bool, ww: bool) -> tuple[int, 
     if best is not None and not best[3] and match_key_text(text, needle, cs, ww):
         best = (best[0], best[1], best[2], True)   # SillyTavern's own rule has the last word
     return best
-
-
-def _word_at(text: str, start: int, end: int) -> str:
-    def wordy(ch: str) -> bool:
-        return is_word_char(ch) or (not ch.isascii() and ch.isalnum())
-
-    a, b = start, end
-    while a > 0 and wordy(text[a - 1]):
-        a -= 1
-    while b < len(text) and wordy(text[b]):
-        b += 1
-    return text[a:b]
 
 
 # ------------------------------------------------------------------------------ verdict and steps

@@ -14,6 +14,7 @@ from . import _js
 from ._compile import CompiledEntry
 from ._keys import MACRO, SKIP, Key, KeyItem, Needles, prepare_items, prepare_macro, register
 from ._macros import MacroEnv
+from ._match import MatchMode
 
 UNBUILT = object()        # an entry whose PlainEntry record is not made yet
 _KEYS, _SECONDARY = attrgetter("keys"), attrgetter("keys_secondary")
@@ -22,11 +23,11 @@ _GID = attrgetter("gid")
 _CS, _WW = attrgetter("case_sensitive"), attrgetter("match_whole_words")   # an entry's own modes
 
 
-def _modes(ecs: object, eww: object, case_sensitive: bool, whole_words: bool) -> tuple[bool, bool]:
+def _modes(ecs: object, eww: object, case_sensitive: bool, whole_words: bool) -> MatchMode:
     """An entry's case sensitivity and whole-word matching (``ecs``, ``eww``: its own values)
     ``??`` the settings."""
-    return (case_sensitive if ecs is None else _js.truthy(ecs),
-            whole_words if eww is None else _js.truthy(eww))
+    return MatchMode.of(case_sensitive if ecs is None else _js.truthy(ecs),
+                        whole_words if eww is None else _js.truthy(eww))
 
 
 
@@ -45,18 +46,18 @@ class KeyIndex:
             raise ValueError("KeyIndex needs every entry, in gid order")
         self.needles = Needles()
         #: gid -> its prepared primary / secondary keys (made on first use)
-        self.primary = _LazyKeys(entries, "keys", (case_sensitive, whole_words), self.needles)
-        self.secondary = _LazyKeys(entries, "keys_secondary", (case_sensitive, whole_words), self.needles)
+        default = MatchMode.of(case_sensitive, whole_words)
+        self.primary = _LazyKeys(entries, "keys", default, self.needles)
+        self.secondary = _LazyKeys(entries, "keys_secondary", default, self.needles)
         self.always: list[int] = []
         #: entries with a key holding a macro: (entry, primary, secondary, mode) with the macro keys
         #: as ``MACRO`` placeholders, filled per names by :class:`BoundIndex`
-        self.macro: list[tuple[CompiledEntry, tuple[KeyItem, ...], tuple[KeyItem, ...], tuple[bool, bool]]] = []
+        self.macro: list[tuple[CompiledEntry, tuple[KeyItem, ...], tuple[KeyItem, ...], MatchMode]] = []
         needles = self.needles
         # Entries grouped by their (case, word) mode; most use the global one.
-        default = (case_sensitive, whole_words)
         cs_own, ww_own = list(map(_CS, entries)), list(map(_WW, entries))
         plain = list(map(and_, map(is_, cs_own, repeat(None)), map(is_, ww_own, repeat(None))))
-        by_mode: dict[tuple[bool, bool], list[CompiledEntry]] = {default: []}
+        by_mode: dict[MatchMode, list[CompiledEntry]] = {default: []}
         if all(plain):
             by_mode[default] = list(entries)
         else:
@@ -73,7 +74,7 @@ class KeyIndex:
         #: TIMED_OUT (see ``ScanBuffer.regex_piecewise``); kept across evaluations like hits.
         self.piece_memo: dict[tuple[str, str, int], object] = {}
 
-    def _add_group(self, group: list[CompiledEntry], mode: tuple[bool, bool]) -> None:
+    def _add_group(self, group: list[CompiledEntry], mode: MatchMode) -> None:
         """Prepare the keys of entries sharing one (case, word) mode: each distinct raw key once
         (plain words in bulk), then every entry's keys by lookup and each needle's entries listed;
         an entry with a macro key goes to :attr:`macro`. Built with C-level maps where it can: this
@@ -147,18 +148,18 @@ class _LazyKeys:
 
     __slots__ = ("entries", "field", "default", "modes", "caches", "needles", "skip", "made")
 
-    def __init__(self, entries: Sequence[CompiledEntry], field: str, default: tuple[bool, bool],
+    def __init__(self, entries: Sequence[CompiledEntry], field: str, default: MatchMode,
                  needles: Needles) -> None:
         self.entries = entries                      # by gid
         self.field = field                          # "keys" or "keys_secondary"
         self.default = default
-        self.modes: dict[int, tuple[bool, bool]] = {}             # gid -> its mode, if not default
-        self.caches: dict[tuple[bool, bool], dict[object, KeyItem]] = {}   # mode -> raw key -> item
+        self.modes: dict[int, MatchMode] = {}             # gid -> its mode, if not default
+        self.caches: dict[MatchMode, dict[object, KeyItem]] = {}   # mode -> raw key -> item
         self.needles = needles
         self.skip: set[int] = set()                 # entries with a macro key (prepared per names)
         self.made: dict[int, tuple[KeyItem, ...]] = {}
 
-    def add(self, gids: list[int], mode: tuple[bool, bool], cache: dict[object, KeyItem]) -> None:
+    def add(self, gids: list[int], mode: MatchMode, cache: dict[object, KeyItem]) -> None:
         """Entries sharing ``mode`` (``cache``: its prepared raw keys)."""
         self.caches[mode] = cache
         if mode != self.default:
@@ -224,7 +225,7 @@ class BoundIndex:
             self.secondary = _Overlay(main.secondary)   # type: ignore[assignment]
             self.always = list(main.always)
             listed = set(main.always)
-            caches: dict[tuple[bool, bool], dict[str, KeyItem]] = {}   # keys recur across entries
+            caches: dict[MatchMode, dict[str, KeyItem]] = {}   # keys recur across entries
             for ce, prim, sec, mode in main.macro:
                 cache = caches.setdefault(mode, {})
                 gid = ce.gid

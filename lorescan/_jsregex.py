@@ -34,7 +34,6 @@ Known differences from JavaScript:
 from __future__ import annotations
 
 import functools
-import re
 import time
 from collections.abc import Callable
 
@@ -42,6 +41,7 @@ import regex
 
 from ._jsregex_tables import from_utf16, utf16
 from ._jsregex_translate import CTX, NL, SOH, JsRegexSyntaxError, _Translator
+from ._match import split_regex_key
 
 __all__ = ["JsRegex", "JsRegexSyntaxError", "PIECE_MARKED", "PIECE_NEWLINE", "RegexTimeout", "REGEX_TIMEOUT_SECONDS",
            "parse_regex_key", "timeout_count"]
@@ -151,17 +151,13 @@ class JsRegex:
         return from_utf16(text, start), from_utf16(text, end)
 
 
-_KEY = re.compile(r"/([\s\S]+?)/([gimsuy]*)")
-_UNESCAPED_SLASH = re.compile(r"(?:^|[^\\])/")
-
-
 @functools.lru_cache(maxsize=4096)
 def parse_regex_key(key: str) -> JsRegex | None:
     """SillyTavern's ``parseRegexFromString``: a :class:`JsRegex`, or ``None`` when the key is plain text."""
-    m = _KEY.fullmatch(key)
-    if not m or _UNESCAPED_SLASH.search(m.group(1)):
+    parts = split_regex_key(key)
+    if parts is None:
         return None
     try:
-        return JsRegex(m.group(1).replace("\\/", "/", 1), m.group(2))
+        return JsRegex(*parts)
     except (JsRegexSyntaxError, RecursionError):
         return None

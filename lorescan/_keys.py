@@ -22,17 +22,13 @@ import ahocorasick
 from . import _js
 from ._jsregex import JsRegex, parse_regex_key
 from ._macros import MacroEnv, substitute
+from ._match import MatchMode, is_word_char, regex_key_source, whole_word_pattern
 from ._prefilter import required_literals
 
 MARKER = "\x01"
 TIMED_OUT = "timed out"   # a piece memo's note: searching this piece timed out
 
 SKIP, PLAIN, EMPTY, REGEX, SLOW = range(5)  # PLAIN keys are bare needle ids
-
-
-def is_word_char(ch: str) -> bool:
-    """ASCII ``\\w`` (JavaScript regexes without the ``u`` flag)."""
-    return ch.isascii() and (ch.isalnum() or ch == "_")
 
 
 class Key:
@@ -63,14 +59,6 @@ class Key:
         return self._regex or None
 
 
-_KEY_SYNTAX = re.compile(r"/([\s\S]+?)/([gimsuy]*)")
-_UNESCAPED_SLASH = re.compile(r"(?:^|[^\\])/")
-
-
-def _escape_for_word_regex(needle: str) -> str:
-    return re.sub(r"[/\-\\^$*+?.()|\[\]{}]", lambda m: "\\" + m.group(0), needle)
-
-
 def match_key_text(haystack: str, needle: str, case_sensitive: bool, whole_words: bool) -> bool:
     """SillyTavern's ``matchKeys`` on a full scan text (the slow reference path)."""
     rx = parse_regex_key(needle)
@@ -82,8 +70,7 @@ def match_key_text(haystack: str, needle: str, case_sensitive: bool, whole_words
     if whole_words:
         if len(_js.split_ws(needle)) > 1:
             return needle in haystack
-        pattern = r"(?:^|[^A-Za-z0-9_])(" + _escape_for_word_regex(needle) + r")(?:\Z|[^A-Za-z0-9_])"
-        return re.search(pattern, haystack) is not None
+        return re.search(whole_word_pattern(needle), haystack) is not None
     return needle in haystack
 
 
@@ -148,10 +135,10 @@ class Needles:
             values[needle] = nid if old is None else (old + (nid,) if type(old) is tuple else (old, nid))
         return nid
 
-    def add_keys(self, raws: Iterable[object], mode: tuple[bool, bool]) -> dict[object, KeyItem]:
+    def add_keys(self, raws: Iterable[object], mode: MatchMode) -> dict[object, KeyItem]:
         """Each raw key prepared (:func:`_prepare_raw`): keys that are one word, or words and single
         spaces, become needles in bulk; the rest one by one."""
-        cs, ww = mode
+        cs, ww = mode.case_sensitive, mode.whole_words
         pool = raws if isinstance(raws, set) else set(raws)
         try:
             words = list(filter(str.isalnum, pool))
@@ -306,11 +293,11 @@ def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: Needles) -> Key
         return Key(SKIP, raw if isinstance(raw, str) else "")
     text = sub.strip(_js.JS_WHITESPACE)
     if text.startswith("/"):
-        m = _KEY_SYNTAX.fullmatch(text)
-        if m and not _UNESCAPED_SLASH.search(m.group(1)):
+        m = regex_key_source(text)
+        if m is not None:
             # compiled on first use; a literal that every match (and the key as plain text) contains
             # makes the entry a candidate only where that literal occurs
-            lits = required_literals(m.group(1), m.group(2))
+            lits = required_literals(*m)
             nids: tuple[int, ...] = ()
             if lits is not None:
                 # Case-folded substring needles: one is present whenever the regex matches (with or
@@ -349,18 +336,18 @@ def _text_needle(low: str, lits: tuple[str, ...]) -> str:
 MACRO = -1   # the prepared form of a raw key with a macro (such keys are prepared per names)
 
 
-def _prepare_raw(raw: object, mode: tuple[bool, bool], needles: Needles) -> KeyItem:
+def _prepare_raw(raw: object, mode: MatchMode, needles: Needles) -> KeyItem:
     """A raw key prepared for the name-independent index, or :data:`MACRO` (plain words and
     phrases go through :meth:`Needles.add_keys` in bulk instead)."""
     if type(raw) is not str:
-        return _prepare(raw, "", mode[0], mode[1], needles)
+        return _prepare(raw, "", mode.case_sensitive, mode.whole_words, needles)
     if "<" in raw or "{{" in raw:
         return MACRO
-    return _prepare(raw, raw, mode[0], mode[1], needles)
+    return _prepare(raw, raw, mode.case_sensitive, mode.whole_words, needles)
 
 
-def prepare_items(keys: object, cache: dict[object, KeyItem], mode: tuple[bool, bool],
-           needles: Needles) -> tuple[KeyItem, ...]:
+def prepare_items(keys: object, cache: dict[object, KeyItem], mode: MatchMode,
+                  needles: Needles) -> tuple[KeyItem, ...]:
     """A raw key list prepared: by lookup in ``cache`` (each distinct raw key prepared once), or one
     key at a time for lists with unhashable or non-string keys."""
     if not keys:
@@ -373,12 +360,12 @@ def prepare_items(keys: object, cache: dict[object, KeyItem], mode: tuple[bool, 
                  for k in keys)  # type: ignore[union-attr]
 
 
-def prepare_macro(raw: str, env: MacroEnv, mode: tuple[bool, bool], needles: Needles,
+def prepare_macro(raw: str, env: MacroEnv, mode: MatchMode, needles: Needles,
                    cache: dict[str, KeyItem]) -> KeyItem:
     """A key with a macro, substituted for ``env`` and prepared (cached by its raw text)."""
     item = cache.get(raw)
     if item is None:
-        item = cache[raw] = _prepare(raw, substitute(raw, env), mode[0], mode[1], needles)
+        item = cache[raw] = _prepare(raw, substitute(raw, env), mode.case_sensitive, mode.whole_words, needles)
     return item
 
 

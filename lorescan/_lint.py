@@ -23,6 +23,7 @@ from ._jsregex import JsRegex, JsRegexSyntaxError, parse_regex_key
 from ._lint_types import CODES as TYPE_CODES
 from ._lint_types import type_findings
 from ._macros import MacroEnv, substitute
+from ._match import LOOKS_LIKE_REGEX, REGEX_KEY, split_regex_key
 from ._mode import mode_for
 from ._model import GENERATION_TYPES, Lorebook, Settings
 from ._redos import bound, catastrophic
@@ -125,26 +126,25 @@ def words_containing(key: str, case_sensitive: bool = False, limit: int = 0) -> 
 
 # -- regex keys ----------------------------------------------------------------------------------
 
-_LOOKS_LIKE_REGEX = re.compile(r"/([\s\S]+)/([A-Za-z]*)")
-_UNESCAPED_SLASH = re.compile(r"(?:^|[^\\])/")
-_ST_REGEX = re.compile(r"/([\s\S]+?)/([gimsuy]*)")
 _START_ANCHOR = re.compile(r"\^(?:\((?:\?:)?)?[A-Za-z0-9]")
 
 
 def regex_problem(text: str) -> str | None:
     """Why a key that looks like ``/pattern/flags`` is plain text to SillyTavern, or ``None``."""
-    if not _LOOKS_LIKE_REGEX.fullmatch(text) or parse_regex_key(text) is not None:
+    shape = LOOKS_LIKE_REGEX.fullmatch(text)
+    if shape is None or parse_regex_key(text) is not None:
         return None
-    m = _ST_REGEX.fullmatch(text)
+    m = REGEX_KEY.fullmatch(text)
     if m is None:
-        flags = _LOOKS_LIKE_REGEX.fullmatch(text).group(2)  # type: ignore[union-attr]
+        flags = shape.group(2)
         bad = sorted(set(flags) - set("gimsuy"))
         return f"flag(s) {_j(''.join(bad))} are not accepted (only g, i, m, s, u, y)" if bad \
             else "it is not /pattern/flags"
-    if _UNESCAPED_SLASH.search(m.group(1)):
+    parts = split_regex_key(text)
+    if parts is None:
         return "the pattern contains an unescaped '/'"
     try:
-        JsRegex(m.group(1).replace("\\/", "/", 1), m.group(2))
+        JsRegex(*parts)
     except JsRegexSyntaxError as exc:
         return f"JavaScript rejects it: {exc}"
     except RecursionError:
@@ -241,7 +241,7 @@ class _Linter:
                          + ("" if secondary else ": the entry fires on every generation"),
                          "remove the key, or write the word it was meant to be")
                 continue
-            if _LOOKS_LIKE_REGEX.fullmatch(text):
+            if LOOKS_LIKE_REGEX.fullmatch(text):
                 why = regex_problem(text)
                 if why is not None:
                     self.add("invalid-regex", ce, book, where,
