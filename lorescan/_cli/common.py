@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
-import random
 import sys
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
-from pydantic import ValidationError
-
-from .._engine import Lore
 from .._errors import LorescanError
-from .._model import Character, ChatMessage, Lorebook, Settings, TimedState, settings_from_json, validation_error
+from .._inputs import Inputs, load_inputs, read_settings
+
+__all__ = ["Inputs", "add_book_args", "add_version_arg", "open_inputs", "read_settings", "st_version"]
 
 
 def st_version(value: str) -> str:
@@ -63,118 +57,17 @@ def add_book_args(p: argparse.ArgumentParser, chat: bool = True) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for probability and group rolls (default 0)")
 
 
-@dataclass
-class Inputs:
-    """Everything a command needs to evaluate: compiled books, chat, settings and names."""
-
-    lore: Lore
-    books: list[Lorebook]
-    settings: Settings
-    messages: list[ChatMessage] = field(default_factory=list)
-    user_name: str = "User"
-    char_name: str = "Character"
-    character: Character | None = None
-    timed: TimedState | None = None
-    seed: int = 0
-
-    def rng(self) -> random.Random:
-        return random.Random(self.seed)
-
-    def activate(self, messages: list[ChatMessage], timed: TimedState | None = None,
-                 trace: bool = False, rng: random.Random | None = None) -> Any:
-        """One evaluation; pass one ``rng`` through a sequence of calls to draw as a replay does."""
-        return self.lore.activate(messages, settings=self.settings, user_name=self.user_name,
-                                  char_name=self.char_name, character=self.character, timed=timed,
-                                  rng=rng if rng is not None else self.rng(), trace=trace)
-
-
-def read_settings(path: str | None) -> tuple[Settings, str | None]:
-    """Settings from a JSON file: flat ``world_info_*`` keys, or SillyTavern's settings.json
-    (:func:`lorescan._model.settings_from_json` tells them apart and rejects unknown names)."""
-    if path is None:
-        return Settings(), None
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise LorescanError("no such file", file=path) from None
-    except OSError as exc:
-        raise LorescanError(f"cannot read: {exc.strerror}", file=path) from None
-    except UnicodeDecodeError:
-        raise LorescanError("not UTF-8 text", file=path) from None
-    except json.JSONDecodeError as exc:
-        raise LorescanError(f"invalid JSON: {exc.msg} at line {exc.lineno}", file=path) from None
-    if not isinstance(data, dict):
-        raise LorescanError("settings must be a JSON object", file=path)
-    try:
-        return settings_from_json(data)
-    except ValidationError as exc:
-        raise validation_error(exc, file=path) from None
-
-
 def open_inputs(args: argparse.Namespace, need_chat: bool = True) -> Inputs:
-    """Load the books, chat and settings named on the command line and compile the books."""
-    from .._formats.chats import settle_roles
-    from .._load import load
-
-    books: list[Lorebook] = []
-    character: Character | None = None
-    for path in args.books:
-        loaded = load(path)
-        if not loaded.books:
-            raise LorescanError("holds no lorebook", file=path)
-        books.extend(loaded.books)
-        card = getattr(loaded, "character", None)
-        if card is not None and character is None:
-            character = _character_from_card(card, path)
-    messages: list[ChatMessage] = []
-    user_name, char_name, timed = "User", None, None
-    chat_path = getattr(args, "chat", None)
-    if chat_path:
-        loaded_chat = load(chat_path)
-        chat = getattr(loaded_chat, "chat", None)
-        if chat is None:
-            raise LorescanError(f"is a {loaded_chat.format} file, not a chat", file=chat_path)
-        chat, notes = settle_roles(chat, args.user_name, args.char_name, loaded_chat.warnings)
-        for note in notes:
-            print(f"lorescan: warning: {chat_path}: {note}", file=sys.stderr)
-        messages = list(chat.messages)
-        user_name = chat.user_name or user_name
-        char_name = chat.character_name or None
-    elif need_chat:
-        raise LorescanError("a chat is required (--chat)")
-    user_name = args.user_name or user_name
-    char_name = args.char_name or char_name or (character.name if character and character.name else "Character")
-    if character is None:
-        character = Character(name=char_name, avatar=f"{char_name}.png")
-    settings, tokenizer = read_settings(getattr(args, "settings", None))
-    tokenizer = getattr(args, "tokenizer", None) or tokenizer or "cl100k"
-    lore = Lore(books, compat=args.st_version, tokenizer=tokenizer, quirks=args.quirks, prepare=settings)
+    """Load the books, chat and settings named on the command line and compile the books; print
+    what reading the chat noticed as warnings."""
+    inputs = load_inputs(args.books, getattr(args, "chat", None), getattr(args, "settings", None),
+                         user_name=args.user_name, char_name=args.char_name, st_version=args.st_version,
+                         tokenizer=getattr(args, "tokenizer", None), quirks=args.quirks, seed=args.seed,
+                         need_chat=need_chat)
+    for note in inputs.warnings:
+        print(f"lorescan: warning: {note}", file=sys.stderr)
     if getattr(args, "owns_process", False):
         # The command owns this process: move the loaded and compiled books out of the cyclic
         # collector's reach, so full collections during a long replay do not re-walk them.
         gc.freeze()
-    return Inputs(lore=lore, books=books, settings=settings, messages=messages, user_name=user_name,
-                  char_name=char_name, character=character, timed=timed, seed=args.seed)
-
-
-def _character_from_card(card: Any, path: str) -> Character:
-    get = (lambda k: getattr(card, k, None)) if not isinstance(card, dict) else card.get
-    name = get("name") or Path(path).stem
-    return Character(
-        name=name,
-        avatar=Path(path).name if Path(path).suffix.lower() == ".png" else f"{name}.png",
-        tags=get("tags") or None,
-        description=get("description") or "",
-        personality=get("personality") or "",
-        scenario=get("scenario") or "",
-        creator_notes=get("creator_notes") or "",
-        depth_prompt=_depth_prompt(get("depth_prompt")),
-    )
-
-
-def _depth_prompt(value: Any) -> Any:
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        return value.get("prompt") or ""
-    return getattr(value, "prompt", "") or ""
+    return inputs

@@ -1,0 +1,152 @@
+"""Inputs assembled from files: books and cards, a chat, a settings file and names.
+
+The command line and the service read the same files the same way: a card's book and character,
+a chat's speakers (``settle_roles``), a flat or SillyTavern ``settings.json``. This module is the
+edge that reads them; the engine never does I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ._engine import Lore
+from ._errors import LorescanError
+from ._model import (
+    ActivationResult,
+    Character,
+    ChatMessage,
+    Lorebook,
+    Settings,
+    TimedState,
+    settings_from_json,
+    validation_error,
+)
+
+
+@dataclass
+class Inputs:
+    """Everything needed to evaluate: compiled books, chat, settings and names."""
+
+    lore: Lore
+    books: list[Lorebook]
+    settings: Settings
+    messages: list[ChatMessage] = field(default_factory=list)
+    user_name: str = "User"
+    char_name: str = "Character"
+    character: Character | None = None
+    timed: TimedState | None = None
+    seed: int = 0
+    #: what reading the chat noticed (a guessed speaker, say), for the caller to show
+    warnings: list[str] = field(default_factory=list)
+
+    def rng(self) -> random.Random:
+        return random.Random(self.seed)
+
+    def activate(self, messages: list[ChatMessage], timed: TimedState | None = None,
+                 trace: bool = False, rng: random.Random | None = None) -> ActivationResult:
+        """One evaluation; pass one ``rng`` through a sequence of calls to draw as a replay does."""
+        return self.lore.activate(messages, settings=self.settings, user_name=self.user_name,
+                                  char_name=self.char_name, character=self.character, timed=timed,
+                                  rng=rng if rng is not None else self.rng(), trace=trace)
+
+
+def read_settings(path: str | None) -> tuple[Settings, str | None]:
+    """Settings from a JSON file: flat ``world_info_*`` keys, or SillyTavern's settings.json
+    (:func:`lorescan._model.settings_from_json` tells them apart and rejects unknown names).
+    Returns the settings and the tokenizer the file names, if any."""
+    if path is None:
+        return Settings(), None
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise LorescanError("no such file", file=path) from None
+    except OSError as exc:
+        raise LorescanError(f"cannot read: {exc.strerror}", file=path) from None
+    except UnicodeDecodeError:
+        raise LorescanError("not UTF-8 text", file=path) from None
+    except json.JSONDecodeError as exc:
+        raise LorescanError(f"invalid JSON: {exc.msg} at line {exc.lineno}", file=path) from None
+    if not isinstance(data, dict):
+        raise LorescanError("settings must be a JSON object", file=path)
+    try:
+        return settings_from_json(data)
+    except ValidationError as exc:
+        raise validation_error(exc, file=path) from None
+
+
+def load_inputs(book_paths: list[str], chat_path: str | None = None, settings_path: str | None = None, *,
+                user_name: str | None = None, char_name: str | None = None, st_version: str = "1.18",
+                tokenizer: str | None = None, quirks: bool = True, seed: int = 0,
+                need_chat: bool = True) -> Inputs:
+    """Load books (and the first card's character), a chat and settings, and compile the books.
+
+    ``user_name`` / ``char_name``, when given, decide who speaks in a chat that does not say; the
+    character defaults to the first card's, else one named after the chat's character.
+    """
+    from ._formats.chats import settle_roles
+    from ._load import load
+
+    books: list[Lorebook] = []
+    character: Character | None = None
+    for path in book_paths:
+        loaded = load(path)
+        if not loaded.books:
+            raise LorescanError("holds no lorebook", file=path)
+        books.extend(loaded.books)
+        card = getattr(loaded, "character", None)
+        if card is not None and character is None:
+            character = character_from_card(card, path)
+    messages: list[ChatMessage] = []
+    warnings: list[str] = []
+    user, char = "User", None
+    if chat_path:
+        loaded_chat = load(chat_path)
+        chat = getattr(loaded_chat, "chat", None)
+        if chat is None:
+            raise LorescanError(f"is a {loaded_chat.format} file, not a chat", file=chat_path)
+        chat, notes = settle_roles(chat, user_name, char_name, loaded_chat.warnings)
+        warnings.extend(f"{chat_path}: {note}" for note in notes)
+        messages = list(chat.messages)
+        user = chat.user_name or user
+        char = chat.character_name or None
+    elif need_chat:
+        raise LorescanError("a chat is required (--chat)")
+    user = user_name or user
+    char = char_name or char or (character.name if character and character.name else "Character")
+    if character is None:
+        character = Character(name=char, avatar=f"{char}.png")
+    settings, named = read_settings(settings_path)
+    lore = Lore(books, compat=st_version, tokenizer=tokenizer or named or "cl100k", quirks=quirks, prepare=settings)
+    return Inputs(lore=lore, books=books, settings=settings, messages=messages, user_name=user,
+                  char_name=char, character=character, seed=seed, warnings=warnings)
+
+
+def character_from_card(card: Any, path: str) -> Character:
+    """The :class:`Character` a loaded card describes (name, avatar file, tags and the fields
+    entries can match)."""
+    get = (lambda k: getattr(card, k, None)) if not isinstance(card, dict) else card.get
+    name = get("name") or Path(path).stem
+    return Character(
+        name=name,
+        avatar=Path(path).name if Path(path).suffix.lower() == ".png" else f"{name}.png",
+        tags=get("tags") or None,
+        description=get("description") or "",
+        personality=get("personality") or "",
+        scenario=get("scenario") or "",
+        creator_notes=get("creator_notes") or "",
+        depth_prompt=_depth_prompt(get("depth_prompt")),
+    )
+
+
+def _depth_prompt(value: Any) -> Any:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return value.get("prompt") or ""
+    return getattr(value, "prompt", "") or ""
