@@ -6,9 +6,11 @@ rare gate then get a :class:`PlainEntry` record for the engine's fast path.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Sequence
 from itertools import chain, compress, count, repeat
 from operator import and_, attrgetter, is_, not_
+from typing import Final, Literal
 
 from . import _js
 from ._compile import CompiledEntry
@@ -16,7 +18,16 @@ from ._keys import MACRO, SKIP, Key, KeyItem, Needles, prepare_items, prepare_ma
 from ._macros import MacroEnv
 from ._match import MatchMode
 
-UNBUILT = object()        # an entry whose PlainEntry record is not made yet
+
+class Sentinel(enum.Enum):
+    """Markers that are not values: typed, so a checker tells them from the values they stand beside."""
+
+    UNBUILT = "unbuilt"     # an entry whose PlainEntry record is not made yet
+    ABSENT = "absent"       # no value under that key
+
+
+UNBUILT: Final = Sentinel.UNBUILT
+_ABSENT: Final = Sentinel.ABSENT
 _KEYS, _SECONDARY = attrgetter("keys"), attrgetter("keys_secondary")
 
 _GID = attrgetter("gid")
@@ -206,7 +217,6 @@ class _Overlay:
         self.own[key] = value
 
 
-_ABSENT = object()
 _NO_NEEDLE = Key(SKIP, "")   # stands for a macro key while the other keys are listed
 
 
@@ -251,7 +261,7 @@ class BoundIndex:
         self.needle_entries: Callable[[int], Sequence[int]] = (
             main.needles.entries if self.over is None else main.needles.entries + over.entries).__getitem__
         #: per gid: its PlainEntry, None (the entry needs the full gate) or UNBUILT (see :meth:`plain`)
-        self.plain_records: list[PlainEntry | None | object] = [UNBUILT] * main.size
+        self.plain_records: list[PlainEntry | None | Literal[Sentinel.UNBUILT]] = [UNBUILT] * main.size
         self._deaths = self._count_deaths()
 
     def _count_deaths(self) -> int:
