@@ -179,7 +179,7 @@ def make_entries(n: int, seed: int = 0, vocab_size: int | None = None, max_const
         if rng.random() < 0.02:
             entry["scanDepth"] = rng.randrange(1, 11)
         metas.append((entry, mentions))
-    for uid, (entry, _) in enumerate(metas):
+    for entry, _ in metas:
         words = [FILLER[rng.randrange(len(FILLER))] for _ in range(rng.randrange(20, 121))]
         for _ in range(_pick(rng, ((0, 30), (1, 40), (2, 20), (3, 10)))):
             other = metas[rng.randrange(n)][1]

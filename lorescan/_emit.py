@@ -85,7 +85,7 @@ class _Buckets:
 
     def add(self, ce: CompiledEntry, text: str) -> None:
         pos = ce.bucket
-        bucket = self.plain.get(pos)
+        bucket = self.plain.get(pos) if pos is not None else None
         if bucket is not None:
             bucket.append(text)
         elif pos == 5:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Union
+from typing import cast
 
 from ._jsregex_tables import js_cases, js_partners, property_name, regex_cases, utf16
 
@@ -18,7 +18,7 @@ _MAXCP = 0x10FFFF
 NL, SOH, CTX = 1, 2, 4  # _Translator.reach bits: consumes "\n" / consumes "\x01" / anchor or lookaround
 
 Intervals = list[tuple[int, int]]
-_Item = Union[int, tuple[Intervals, list[str]]]  # a class atom: one code unit, or a set
+_Item = int | tuple[Intervals, list[str]]  # a class atom: one code unit, or a set
 
 
 class JsRegexSyntaxError(ValueError):
@@ -101,7 +101,7 @@ _TRAIL = re.compile(r"\\u([dD][c-fC-F][0-9a-fA-F]{2})")
 _MODIFIERS = re.compile(r"\?([ims]*)(?:-([ims]*))?:")
 
 
-_Piece = Union[str, tuple[str, list[str]]]  # regex text, or a plain group: (opening, alternatives)
+_Piece = str | tuple[str, list[str]]  # regex text, or a plain group: (opening, alternatives)
 
 
 class _Zero(str):
@@ -211,7 +211,8 @@ class _Translator:
                 terms.append(self.term())
             alts.append([])
             for chars, grp in itertools.groupby(terms, key=lambda t: isinstance(t, int)):
-                alts[-1].extend([self.run(list(grp))] if chars else grp)  # type: ignore[list-item]
+                run = list(grp)
+                alts[-1].extend([self.run(cast("list[int]", run))] if chars else cast("list[_Piece]", run))
             self.path.pop()
             if self.peek() != "|":
                 return alts

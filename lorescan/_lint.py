@@ -182,7 +182,8 @@ class _Linter:
                 self._pos = (bi, ei)
                 if ce.disable:
                     self.add("disabled", ce, book.name, "disable",
-                             f"disabled (disable: {_j(ce.entry.disable)}); SillyTavern skips it", "enable it or delete it")
+                             f"disabled (disable: {_j(ce.entry.disable)}); SillyTavern skips it",
+                             "enable it or delete it")
                     continue
                 live.append((bi, ei, ce))
                 self.entry(book.name, ce, levels)
@@ -397,7 +398,7 @@ class _Linter:
                 if norm and norm not in mine:
                     mine.add(norm)
                     seen.setdefault(norm, []).append((bi, ei, ce, i))
-        for norm, where in seen.items():
+        for where in seen.values():
             if len(where) < 2:
                 continue
             shared = set(where[0][2].group_names)

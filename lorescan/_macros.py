@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import partial
 
 _LEGACY = [
     (re.compile(r"<USER>", re.I), "user"),
@@ -77,7 +78,7 @@ def substitute(text: str | None, env: MacroEnv) -> str:
         return text
     for pat, name in _LEGACY:
         if "<" in text:
-            text = pat.sub(lambda _m, n=name: env.value(n), text)
+            text = pat.sub(partial(_legacy_value, env, name), text)
     if "{{" not in text:
         return text
     text = _NEWLINE.sub("\n", text)
@@ -86,3 +87,8 @@ def substitute(text: str | None, env: MacroEnv) -> str:
     text = env.pattern().sub(lambda m: env.lookup(m.group(1)), text)
     text = _COMMENT.sub("", text)
     return text
+
+
+def _legacy_value(env: MacroEnv, name: str, _match: re.Match[str]) -> str:
+    """A legacy ``<USER>``-style macro's value (``re.sub``'s replacement for one match)."""
+    return env.value(name)

@@ -8,6 +8,7 @@ completely, each field named for what it changes, and it is the cache key of wha
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from ._errors import LorescanError
 
@@ -47,7 +48,8 @@ class Mode:
 
     def with_quirks(self, on: bool) -> Mode:
         """This mode with every known bug reproduced (``on``) or corrected."""
-        return replace(self, **{name: on for name in QUIRKS})
+        switches: dict[str, Any] = {name: on for name in QUIRKS}
+        return replace(self, **switches)
 
 
 #: The fields of :class:`Mode` that reproduce SillyTavern's known bugs.

@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Union
 
 Intervals = tuple[tuple[int, int], ...]
 _MAX = 0x10FFFF
@@ -115,7 +114,7 @@ class Check:
     inner: Node | None = None
 
 
-Node = Union[Char, Seq, Alt, Rep, Check]
+Node = Char | Seq | Alt | Rep | Check
 
 
 class _Parser:

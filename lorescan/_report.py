@@ -144,7 +144,8 @@ def report_data(generations: Sequence[Generation], books: Iterable[Lorebook], ti
                 cell_texts[key] = [-1] * len(generations)
             row[n] = st
             lines = [(int(e.get("pass", 0)), d) for e in events if (d := describe_event(e))]
-            merged = tuple(_merge(lines, passes)) if lines else (("activated (no trace recorded)",) if st == "A" else ())
+            merged = tuple(_merge(lines, passes)) if lines else \
+                (("activated (no trace recorded)",) if st == "A" else ())
             if merged:
                 tid = text_ids.get(merged)
                 if tid is None:
@@ -163,7 +164,7 @@ def report_data(generations: Sequence[Generation], books: Iterable[Lorebook], ti
                       key=lambda k: (order.get(k, len(order)), k)):
         ce = by_key.get(key)
         entry = ce.entry if ce is not None else None
-        row = "".join(states[key])
+        cells = "".join(states[key])
         rows.append({
             "key": key,
             "book": ce.book if ce is not None else key.rsplit(".", 1)[0],
@@ -172,8 +173,8 @@ def report_data(generations: Sequence[Generation], books: Iterable[Lorebook], ti
             "keys": [k for k in (ce.keys if ce is not None and isinstance(ce.keys, list) else [])][:8],
             "position": _position(ce.position) if ce is not None else "?",
             "constant": bool(ce.constant) if ce is not None else False,
-            "states": row,
-            "count": row.count("A"),
+            "states": cells,
+            "count": cells.count("A"),
             "cells": cell_texts[key],
         })
     return {"title": title, "traced": traced, "states": STATES, "generations": gens, "rows": rows,

@@ -7,7 +7,7 @@ with an :class:`ActivationRequest`, so an input is named and checked in one plac
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
@@ -62,15 +62,18 @@ class ActivationRequest(BaseModel):
         unknown = set(fields) - _FIELDS
         if unknown:
             raise TypeError(f"unexpected keyword argument {sorted(unknown)[0]!r}")
-        if not (type(chat) is KnownChat or isinstance(chat, list) and set(map(type, chat)) <= {ChatMessage}):
-            chat = [m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m) for m in chat]
+        messages: Sequence[ChatMessage]
+        if type(chat) is KnownChat or isinstance(chat, list) and set(map(type, chat)) <= {ChatMessage}:
+            messages = cast("Sequence[ChatMessage]", chat)
+        else:
+            messages = [m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m) for m in chat]
         forced = fields.get("force_activate")
         if forced:
             fields["force_activate"] = [f if isinstance(f, ForcedActivation) else ForcedActivation.model_validate(f)
                                         for f in forced]
         if fields.get("settings") is None:
             fields.pop("settings", None)
-        return cls.model_construct(chat=chat, **fields)
+        return cls.model_construct(chat=messages, **fields)
 
 
 _FIELDS = frozenset(ActivationRequest.model_fields) - {"chat"}

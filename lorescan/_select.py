@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from typing import cast
 
 from . import _js
 from ._compile import CompiledEntry, overridden
 from ._index import CONSTANT, NEVER, UNBUILT, PlainEntry
-from ._keys import match_key_text
+from ._keys import Key, KeyItem, match_key_text
 from ._mode import Mode
 from ._model import ForcedActivation, SelectiveLogic
 from ._scan import ScanBuffer
@@ -161,8 +162,9 @@ def gate(st: EvalState, ce: CompiledEntry, state: int) -> tuple[bool, str]:
     if not isinstance(ce.keys, list) or not ce.keys:
         return False, "no keys"
     index = st.index
-    return match_entry(st.buffer, index.primary.get(gid, ()), index.secondary.get(gid, ()), ce, state,
-                       st.trace is not None)
+    primary = cast("Sequence[KeyItem]", index.primary.get(gid, ()))
+    secondary = cast("Sequence[KeyItem]", index.secondary.get(gid, ()))
+    return match_entry(st.buffer, primary, secondary, ce, state, st.trace is not None)
 
 
 def plain_gate(st: EvalState, rec: PlainEntry, ce: CompiledEntry, visible: dict, with_rec: bool,
@@ -191,24 +193,24 @@ def plain_gate(st: EvalState, rec: PlainEntry, ce: CompiledEntry, visible: dict,
     return secondary_ok(rec, vis, lambda k: buf.key_matches(k, ce, d, with_rec))
 
 
-def secondary_ok(rec: PlainEntry, seen: AbstractSet[int], matches: Callable[[object], bool]) -> bool:
+def secondary_ok(rec: PlainEntry, seen: AbstractSet[int], matches: Callable[[Key], bool]) -> bool:
     """The selective logic of a :class:`PlainEntry`'s secondary keys: needle ids looked up in
     ``seen``, the other keys (regex and the like) tried with ``matches`` only when needed."""
-    logic, sec = rec.logic, rec.secondary
+    logic, sec = rec.logic, rec.secondary or ()
     if logic == 0 or logic == 2:   # AND ANY / NOT ANY
-        hit = not seen.isdisjoint(sec) or any(map(matches, rec.secondary_other))  # type: ignore[arg-type]
+        hit = not seen.isdisjoint(sec) or any(map(matches, rec.secondary_other))
         return hit == (logic == 0)
     if logic == 1 or logic == 3:   # NOT ALL / AND ALL
-        every = all(k in seen for k in sec) and all(map(matches, rec.secondary_other))  # type: ignore[union-attr]
+        every = all(k in seen for k in sec) and all(map(matches, rec.secondary_other))
         return every == (logic == 3)
     return False
 
 
 def _raw(ce_keys: object, i: int) -> str:
-    return ce_keys[i] if isinstance(ce_keys, list) and i < len(ce_keys) else "?"  # type: ignore[index]
+    return ce_keys[i] if isinstance(ce_keys, list) and i < len(ce_keys) else "?"
 
 
-def match_entry(buffer: ScanBuffer, primary: Sequence, secondary: Sequence, ce: CompiledEntry,
+def match_entry(buffer: ScanBuffer, primary: Sequence[KeyItem], secondary: Sequence[KeyItem], ce: CompiledEntry,
                 state: int, explain: bool = True) -> tuple[bool, str]:
     """Primary keys, then the secondary keys under the entry's selective logic.
 
@@ -409,4 +411,5 @@ def score(st: EvalState, ce: CompiledEntry, state: int) -> int:
     return primary
 
 
-__all__ = ["pass_candidates", "gate", "match_entry", "filter_groups", "score", "INITIAL", "RECURSION", "MIN_ACTIVATIONS"]
+__all__ = ["pass_candidates", "gate", "match_entry", "filter_groups", "score", "forced_entries",
+           "INITIAL", "RECURSION", "MIN_ACTIVATIONS"]

@@ -31,7 +31,7 @@ class EvalState:
     trigger: str
     #: the selected character's file name and tags (``None``: no character selected)
     char_file: str | None
-    char_tags: list[str] | None
+    char_tags: list[str | int] | None
     plan: Plan
     index: BoundIndex
     buffer: ScanBuffer

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from functools import lru_cache
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ._js import JS_WHITESPACE, utf16_len
 
@@ -79,7 +79,7 @@ class Cl100k:
 
 
 @lru_cache(maxsize=1)
-def _encoding():  # type: ignore[no-untyped-def]
+def _encoding() -> Any:
     import tiktoken
 
     try:

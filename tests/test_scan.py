@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, assume, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 import lorescan
 from lorescan import ChatMessage, Lorebook, Settings
+from lorescan._jsregex import PIECE_MARKED, PIECE_NEWLINE, JsRegex, JsRegexSyntaxError
 from lorescan._keys import EMPTY, REGEX
 from lorescan._prefilter import required_literals
 
@@ -78,11 +82,7 @@ def test_regex_key_sees_other_messages_only_through_the_joiner() -> None:
 
 # -- regex keys searched piece by piece ------------------------------------------------------
 
-from hypothesis import HealthCheck, assume, given  # noqa: E402
-from hypothesis import settings as hsettings
-from hypothesis import strategies as st  # noqa: E402
 
-from lorescan._jsregex import PIECE_MARKED, PIECE_NEWLINE, JsRegex, JsRegexSyntaxError  # noqa: E402
 from lorescan._macros import MacroEnv  # noqa: E402
 from lorescan._scan import ScanBuffer  # noqa: E402
 

@@ -77,9 +77,9 @@ def run(args: argparse.Namespace) -> int:
             loaded = load(str(base / case.chat))
             if loaded.chat is None:
                 raise LorescanError("is not a chat", file=str(base / case.chat))
-            named = (case.user or ("user" in spec.model_fields_set and spec.user) or None,
-                     case.char or ("char" in spec.model_fields_set and spec.char) or None)
-            chat_file, notes = settle_roles(loaded.chat, *named, loaded.warnings)
+            speakers = (case.user or ("user" in spec.model_fields_set and spec.user) or None,
+                        case.char or ("char" in spec.model_fields_set and spec.char) or None)
+            chat_file, notes = settle_roles(loaded.chat, *speakers, loaded.warnings)
             for note in notes:
                 print(f"lorescan: warning: {base / case.chat}: {note}", file=sys.stderr)
             msgs = list(chat_file.messages)
@@ -104,8 +104,8 @@ def run(args: argparse.Namespace) -> int:
             for msg in problems:
                 print(f"      {msg}")
             if problems:
-                named = set(case.expect.activated) | set(case.expect.not_activated) | set(case.expect.position)
-                for key in sorted(k for k in named if any(ce.key == k for ce in lore._all)):
+                expected = set(case.expect.activated) | set(case.expect.not_activated) | set(case.expect.position)
+                for key in sorted(k for k in expected if any(ce.key == k for ce in lore._all)):
                     exp = explain(lore, result, key, chat, settings=settings, user_name=user, char_name=char,
                                   generation_type=case.type)
                     print(f"      {key}: {exp.verdict}")
