@@ -363,6 +363,13 @@ class _Evaluation:
         return ok
 
 
+def stage_state(lore: Lore, request: ActivationRequest) -> EvalState:
+    """The stage state an evaluation of ``request`` starts from, built as :meth:`Lore.activate`
+    builds it: before timed effects are read and before the first pass. For running one stage
+    (``select``, ``timed``, ``emit``) on its own, as the stage fixture tests do."""
+    return _Evaluation(lore, request).st
+
+
 def _card_fields(r: ActivationRequest, env: MacroEnv, match_sources: bool) -> dict[str, str]:
     """The character and persona fields entries can match (1.18's ``match*`` sources), trimmed and
     with macros substituted; none when the version has no such sources."""
