@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import gc
 import random as _random
-from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -27,7 +26,16 @@ from ._model import GENERATION_TYPES, Activation, ActivationResult, ChatMessage,
 from ._plan import Plan, plan_books
 from ._request import ActivationRequest
 from ._scan import ScanBuffer, ScanMessages
-from ._select import INITIAL, MIN_ACTIVATIONS, RECURSION, STATE_NAMES, filter_groups, forced_entries, pass_candidates
+from ._select import (
+    INITIAL,
+    MIN_ACTIVATIONS,
+    RECURSION,
+    STATE_NAMES,
+    filter_groups,
+    forced_entries,
+    pass_candidates,
+    pass_order,
+)
 from ._state import EvalState
 from ._timed import TimedEffects
 from ._tokens import TokenCounter, get_counter
@@ -146,7 +154,7 @@ class Lore:
 class _Evaluation:
     """One ``checkWorldInfo`` call: the stage state built from a request, then the passes.
 
-    Each pass is four named steps: :meth:`_candidates` (which entries may activate), the gates
+    Each pass is four named steps: the candidates (``select.pass_order``), the gates
     (``select.pass_candidates``, then inclusion groups), :meth:`_spend` (probability and the
     budget) and :meth:`_next_state` (whether another pass follows, and what it scans).
     """
@@ -225,7 +233,7 @@ class _Evaluation:
             buf.ensure_scanned(max(buf.current_depth(), plan.max_scan_depth))
             if static is None or state == MIN_ACTIVATIONS:
                 static = buf.candidates(st.index.always)
-            order = self._candidates(static)
+            order = pass_order(st, static, self.done, self.failed)
             if tr is not None:
                 tr.begin_pass(count, STATE_NAMES[state], buf.current_depth(), st.recursion_level)
             now = pass_candidates(st, order, state, self.activated, self.failed)
@@ -237,32 +245,6 @@ class _Evaluation:
             self._spend(now, meter, scan_tokens, count)
             state = self._next_state(state, now, meter, levels)
         return list(self.activated.values())
-
-    def _candidates(self, static: set[int]) -> Iterable[int]:
-        """Places in scan order of this pass's candidates: entries with a visible needle, constants,
-        sticky and forced entries, less those the gates reject whatever their keys (activated,
-        failed a roll unless forced ones re-roll, delayed, on cooldown and not sticky)."""
-        st = self.st
-        timed, forced = st.timed, st.forced
-        if st.trace is not None:   # a trace explains every entry, so every entry goes through the gates
-            return range(len(st.plan.entries))
-        gids = set(static)
-        gids.update(st.plan.constants)
-        gids.update(timed.sticky)
-        gids.update(forced)
-        gids.update(*map(st.index.needle_entries, st.buffer.recursion_hits))
-        gids -= self.done
-        failed = self.failed
-        if failed:
-            gids -= failed - forced if st.mode.forced_first else failed
-        if timed.delay:
-            gids -= timed.delay
-        if timed.cooldown:
-            gids -= timed.cooldown - timed.sticky
-        order = sorted(map(st.plan.pos.__getitem__, gids))
-        if order and order[0] < 0:           # entries outside this book selection
-            order = order[bisect_left(order, 0):]
-        return order
 
     def _spend(self, now: list[CompiledEntry], meter: BudgetMeter, scan_tokens: int, count: int) -> None:
         """Probability, then the budget, for the pass's candidates in order; records activations."""

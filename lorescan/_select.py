@@ -6,6 +6,7 @@ exactly, so a seeded replay makes the same draws as SillyTavern would.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import cast
@@ -57,11 +58,41 @@ def forced_entries(refs: Sequence[ForcedActivation], by_key: Callable[[], dict[s
     return forced, as_given
 
 
+def pass_order(st: EvalState, static: AbstractSet[int], done: AbstractSet[int],
+               failed: AbstractSet[int]) -> Iterable[int]:
+    """Places in scan order of a pass's candidates: entries with a needle visible in the scan text
+    (``static``, and those found in recursion text), constants, sticky and forced entries, less
+    those the gates reject whatever their keys: activated (``done``), failed a roll (forced ones
+    re-roll in 1.18), delayed, on cooldown and not sticky. A trace explains every entry, so then
+    every entry is a candidate."""
+    timed, forced = st.timed, st.forced
+    if st.trace is not None:
+        return range(len(st.plan.entries))
+    gids = set(static)
+    gids.update(st.plan.constants)
+    gids.update(timed.sticky)
+    gids.update(forced)
+    gids.update(*map(st.index.needle_entries, st.buffer.recursion_hits))
+    gids -= done
+    if failed:
+        gids -= failed - forced if st.mode.forced_first else failed
+    if timed.delay:
+        gids -= timed.delay
+    if timed.cooldown:
+        gids -= timed.cooldown - timed.sticky
+    order = sorted(map(st.plan.pos.__getitem__, gids))
+    if order and order[0] < 0:           # entries outside this book selection
+        order = order[bisect_left(order, 0):]
+    return order
+
+
 def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: Mapping[int | str, CompiledEntry],
                     failed: AbstractSet[int]) -> list[CompiledEntry]:
     """The entries of one pass that pass their gates: sticky ones first, then (1.18) forced ones, each
     in scan order. ``order`` gives places in the plan's scan order; ``activated`` and ``failed`` are
-    the evaluation's activations so far and the entries whose probability roll failed."""
+    the evaluation's activations so far and the entries whose probability roll failed; ``order``
+    must leave out what :func:`pass_order` leaves out (the fast path does not check delay and
+    cooldown again)."""
     c, timed, tr, buf = st.mode, st.timed, st.trace, st.buffer
     by_key = c.activation_by_key
     sticky, forced, forced_first = timed.sticky, st.forced, c.forced_first
@@ -411,5 +442,5 @@ def score(st: EvalState, ce: CompiledEntry, state: int) -> int:
     return primary
 
 
-__all__ = ["pass_candidates", "gate", "match_entry", "filter_groups", "score", "forced_entries",
+__all__ = ["pass_order", "pass_candidates", "gate", "match_entry", "filter_groups", "score", "forced_entries",
            "INITIAL", "RECURSION", "MIN_ACTIVATIONS"]
