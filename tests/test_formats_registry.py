@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from lorescan import Detector, Format, FormatError, Lorebook, LorescanError, ReadContext, Reading
-from lorescan._formats import registry
+from lorescan._formats import kobold, registry
 from lorescan._formats.common import dump_json, entry_from_json
 from lorescan._load import UI_ONLY, Loaded, describe, load, load_bytes, render
 from lorescan._model import ENTRY_DEFAULTS
@@ -133,6 +133,20 @@ def test_carries_is_what_survives_and_the_rest_is_reported(target: str) -> None:
     assert dropped == ([f"{target} cannot hold these entry fields, so they are dropped: "
                         + ", ".join(f"{f} (1)" for f in lost)] if lost else [])
     assert bool(lost) is (fmt.kind == "book" and target not in ("lorebook_v3", "charbook"))
+
+
+def test_koboldai_formats_are_declared_in_their_module() -> None:
+    assert [f.name for f in kobold.FORMATS] == ["kobold", "kobold-lite"]
+    assert [registry.get(f.name) for f in kobold.FORMATS] == list(kobold.FORMATS)
+
+
+@pytest.mark.parametrize(("logic", "kept"), [(0, True), (2, True), (1, False), (3, False)])
+def test_kobold_lite_holds_and_any_and_not_any_only(logic: int, kept: bool) -> None:
+    entry = {"uid": 0, "key": ["a"], "keysecondary": ["b"], "content": "c", "selectiveLogic": logic}
+    data, notes = render(load_bytes(_st_book([entry]), "b.json"), "lite")
+    assert notes == ([] if kept else ["kobold-lite cannot hold these entry fields, so they are dropped: "
+                                      "selectiveLogic (1)"])
+    assert load_bytes(data, "b.json").books[0].entries[0].selectiveLogic == (logic if kept else 0)
 
 
 @pytest.mark.parametrize("target", [f.name for f in registry.formats() if f.kind == "card" and f.target])

@@ -53,7 +53,7 @@ Shape = Literal["bytes", "object", "array", "lines", "text"]
 KINDS: tuple[Kind, ...] = ("book", "card", "chat")
 SHAPES: tuple[Shape, ...] = ("bytes", "object", "array", "lines", "text")
 #: The built-in family modules (``lorescan/_formats/<name>.py``), in declaration order.
-FAMILIES = ("worldinfo", "cards", "novelai", "agnai", "risu", "png", "charx", "chats")
+FAMILIES = ("worldinfo", "cards", "novelai", "agnai", "risu", "kobold", "png", "charx", "chats")
 ENTRY_POINT_GROUP = "lorescan.formats"
 
 
@@ -200,25 +200,7 @@ def builtin_formats() -> list[Format]:
     out: list[Format] = []
     for family in FAMILIES:
         out += importlib.import_module(f"lorescan._formats.{family}").FORMATS
-    return out + _kobold_formats()
-
-
-def _kobold_formats() -> list[Format]:
-    """KoboldAI United and Lite world info (declared here until they move into ``kobold.py``)."""
-    from . import kobold
-    from .common import SIMPLE_FIELDS, book_reader, book_writer, json_writer
-
-    return [
-        Format(kobold.UNITED, "KoboldAI United world info", "book", (Detector("object", 500, kobold.is_united),),
-               book_reader(kobold.read_united),
-               lambda loaded, same: (kobold.united_json(loaded.books[0], same), json_writer()),
-               carries=frozenset({"uid", "key", "keysecondary", "content", "comment", "constant", "selective"})),
-        Format(kobold.LITE, "KoboldAI Lite world info (array or save)", "book",
-               (Detector("object", 1100, kobold.is_lite), Detector("array", 400, kobold.is_lite)),
-               book_reader(kobold.read_lite), book_writer(kobold.lite_json), aliases=("lite",),
-               carries=SIMPLE_FIELDS - {"order"} | {"keysecondary", "constant", "selective", "probability", "group"},
-               carried_values={"selectiveLogic": (0, 2)}, comma_keys=True),
-    ]
+    return out
 
 
 def plugin_formats() -> list[Format]:
