@@ -14,6 +14,7 @@ The pipeline is load → compile → scan → select → budget → emit; each s
 from ._api import activate, compile, load, replay
 from ._engine import Lore
 from ._errors import FormatError, LorescanError, ScenarioError
+from ._formats.registry import Detector, Format, ReadContext, Reading
 from ._mode import Mode, mode_for
 from ._model import (
                      Activation,
@@ -43,9 +44,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Activation", "ActivationRequest", "ActivationResult", "Character", "CharacterFilter", "ChatMessage",
-    "DepthGroup", "DepthPrompt", "Entry", "ExampleEntry", "ForcedActivation", "FormatError",
-    "Generation", "Lore", "Lorebook", "LorescanError", "Mode", "Position", "RandomSource", "Role",
-    "ScenarioError", "SelectiveLogic", "Session", "Settings", "TimedEffect", "TimedState",
+    "DepthGroup", "DepthPrompt", "Detector", "Entry", "ExampleEntry", "ForcedActivation", "Format", "FormatError",
+    "Generation", "Lore", "Lorebook", "LorescanError", "Mode", "Position", "RandomSource", "ReadContext",
+    "Reading", "Role", "ScenarioError", "SelectiveLogic", "Session", "Settings", "TimedEffect", "TimedState",
     "TokenCounter", "__version__", "activate", "compile", "get_counter", "load",
     "mode_for", "replay", "run_scenario",
 ]

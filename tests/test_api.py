@@ -12,9 +12,9 @@ from lorescan import ChatMessage, Lorebook, Settings
 
 EXPORTED = [
     "Activation", "ActivationRequest", "ActivationResult", "Character", "CharacterFilter", "ChatMessage",
-    "DepthGroup", "DepthPrompt", "Entry", "ExampleEntry", "ForcedActivation", "FormatError",
-    "Generation", "Lore", "Lorebook", "LorescanError", "Mode", "Position", "RandomSource", "Role",
-    "ScenarioError", "SelectiveLogic", "Session", "Settings", "TimedEffect", "TimedState",
+    "DepthGroup", "DepthPrompt", "Detector", "Entry", "ExampleEntry", "ForcedActivation", "Format", "FormatError",
+    "Generation", "Lore", "Lorebook", "LorescanError", "Mode", "Position", "RandomSource", "ReadContext",
+    "Reading", "Role", "ScenarioError", "SelectiveLogic", "Session", "Settings", "TimedEffect", "TimedState",
     "TokenCounter", "__version__", "activate", "compile", "get_counter", "load",
     "mode_for", "replay", "run_scenario",
 ]

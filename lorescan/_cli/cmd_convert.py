@@ -5,22 +5,36 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .._formats import FORMATS
+from .._formats import registry
 
-EPILOG = "output formats (--to):\n" + "\n".join(
-    f"  {name:<15} {text}" for name, text in FORMATS.items()
-    if name not in ("ccv1", "novelai-scenario", "novelai-png")) + """
+_KIND_WORDS = {"book": "a lorebook", "card": "a card", "chat": "a chat"}
 
-  For a lorebook, ccv3 means lorebook_v3 and ccv2 means charbook; for a chat, st means st-chat.
+
+def _and(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+
+
+def epilog() -> str:
+    """The list of output formats and what ``--to`` names mean, from the format registry."""
+    formats = registry.formats()
+    listed = "\n".join(f"  {f.name:<15} {f.description}" for f in formats if f.target)
+    means = "; ".join(f"for {_KIND_WORDS[kind]}, " + _and([f"{alias} means {f.name}" for f in formats
+                                                          if f.kind == kind for alias in f.kind_aliases])
+                      for kind in registry.KINDS if any(f.kind == kind and f.kind_aliases for f in formats))
+    own_only = _and([f.name for f in formats if not f.target])
+    return f"""output formats (--to):
+{listed}
+
+  {means[0].upper() + means[1:]}.
   Without --to the file is written in its own format: unchanged content gives identical bytes
-  (also for ccv1, novelai-scenario and novelai-png, which can only be written back to themselves).
+  (also for {own_only}, which can only be written back to themselves).
   Lossy targets print which entry fields they cannot hold. The input file is never overwritten."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("convert", help="convert between lorebook, card and chat formats",
                        description="Reads IN (format detected from its content) and writes OUT.",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("input", metavar="IN", help="any supported lorebook, character card or chat file")
     p.add_argument("-o", "--output", metavar="OUT", required=True, help="file to write (never IN)")
     p.add_argument("--to", metavar="FORMAT", help="output format (default: IN's own format)")

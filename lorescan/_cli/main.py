@@ -1,7 +1,10 @@
 """``lorescan`` entry point: builds the argument parser from the command modules and runs one.
 
-Each command module ``lorescan/_cli/cmd_<name>.py`` exposes ``register(subparsers)``, which adds
-its sub-parser and sets ``func=<callable(args) -> int>``. Bad input surfaces as
+:data:`COMMANDS` is the one list of commands, in the order ``lorescan --help`` shows them. Each
+names a module ``lorescan/_cli/cmd_<name>.py`` (a missing one is an ImportError, never skipped)
+that exposes ``register(subparsers)``, which adds its sub-parser and sets
+``func=<callable(args) -> int>``. A new command is a new ``cmd_<name>.py`` plus its name here; a
+test checks that the two agree. Bad input surfaces as
 :class:`lorescan._errors.LorescanError` and is printed as one line on stderr with exit code 2.
 """
 
@@ -11,6 +14,7 @@ import argparse
 import importlib
 import sys
 
+#: Every command, in help order; each is the module ``cmd_<name>.py``.
 COMMANDS = ("scenario", "info", "convert", "replay", "explain", "scan", "test", "lint", "report", "bench")
 
 
@@ -24,13 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"lorescan {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"lorescan._cli.cmd_{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"lorescan._cli.cmd_{name}":
-                continue
-            raise
-        module.register(sub)
+        importlib.import_module(f"lorescan._cli.cmd_{name}").register(sub)
     return parser
 
 

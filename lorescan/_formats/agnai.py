@@ -10,7 +10,19 @@ from typing import Any
 
 from .._errors import FormatError
 from .._model import Lorebook
-from .common import converted_entry, entry_from_json, fill, get, js_not, merged_export, type_name
+from .common import (
+    SIMPLE_FIELDS,
+    book_reader,
+    book_writer,
+    converted_entry,
+    entry_from_json,
+    fill,
+    get,
+    js_not,
+    merged_export,
+    type_name,
+)
+from .registry import Detector, Format
 
 FORMAT = "agnai"
 DROPPED = ("secondaryKeys", "constant", "position", "probability", "selective", "selectiveLogic")
@@ -68,3 +80,9 @@ def memory_book_json(book: Lorebook, original: Any = None) -> dict[str, Any]:
         return merged
     return {"kind": "memory", "name": book.name, "description": "",
             "entries": [wi_to_agnai_entry(e.to_json()) for e in ordered]}
+
+
+FORMATS = (
+    Format(FORMAT, "Agnai memory book", "book", (Detector("object", 300, is_memory_book),),
+           book_reader(read_memory_book), book_writer(memory_book_json), carries=SIMPLE_FIELDS),
+)

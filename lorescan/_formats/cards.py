@@ -11,7 +11,8 @@ follows ``convertWorldInfoToCharacterBook``.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -26,12 +27,18 @@ from .common import (
     get,
     js_not,
     js_or,
+    json_writer,
     loose_eq_zero,
     merge_entries,
     nullish,
     object_key,
     type_name,
 )
+from .decorators import apply_v3_decorators
+from .registry import Detector, Format, ReadContext, Reading, Writer
+
+if TYPE_CHECKING:
+    from .._load import Loaded
 
 V1_FIELDS = ("name", "description", "personality", "scenario", "first_mes", "mes_example")
 #: Gradio (Pygmalion) JSON field → V1 field, as SillyTavern's importer maps them.
@@ -448,73 +455,84 @@ def is_character_book(data: Any) -> bool:
         "keys" in e or "insertion_order" in e for e in items)
 
 
-# ---------------------------------------------------------------- V3 decorators (opt-in)
+# ---------------------------------------------------------------- registration
 
-V3_ROLES = {"system": 0, "user": 1, "assistant": 2}
-V3_POSITIONS = {"before_desc": 0, "after_desc": 1}
-
-
-def apply_v3_decorators(wi: dict[str, Any]) -> list[str]:
-    """Turn an entry's leading V3 decorators into entry settings, in place; returns notes.
-
-    ``@@depth N`` → position 4 (at depth) with depth N (ignored when ``@@position`` is given),
-    ``@@position before_desc|after_desc`` → 0|1, ``@@role`` → role, ``@@scan_depth N`` →
-    ``scanDepth``, ``@@activate`` → constant, ``@@dont_activate`` → disabled (unless
-    ``@@activate`` too). Mapped lines are removed; other decorator lines stay in place, where
-    SillyTavern's own parser strips them. First occurrence of a name wins; a ``@@@`` line is
-    tried only when the line before it was not understood. SillyTavern itself only honours
-    ``@@activate``/``@@dont_activate``, so this is off unless asked for."""
-    content = wi.get("content")
-    if not isinstance(content, str) or not content.startswith("@@"):
-        return []
-    lines = content.split("\n")
-    count = 0
-    while count < len(lines) and lines[count].startswith("@@"):
-        count += 1
-    found: dict[str, Any] = {}
-    kept: list[str] = []
-    notes: list[str] = []
-    previous_ok = True
-    for line in lines[:count]:
-        fallback = line.startswith("@@@")
-        if fallback and previous_ok:
-            continue
-        body = line[3:] if fallback else line[2:]
-        name, _, value = body.strip().partition(" ")
-        value = value.strip()
-        ok = _decorator_value(name, value)
-        if ok is None:
-            kept.append(line)
-            previous_ok = False
-            notes.append(f"entry {wi.get('uid')}: decorator {line.strip()!r} has no SillyTavern "
-                         "setting; left in the content")
-            continue
-        previous_ok = True
-        found.setdefault(name, ok[0])
-    if "position" in found:
-        wi["position"] = found["position"]
-    elif "depth" in found:
-        wi["position"], wi["depth"] = 4, found["depth"]
-    if "role" in found:
-        wi["role"] = found["role"]
-    if "scan_depth" in found:
-        wi["scanDepth"] = found["scan_depth"]
-    if "activate" in found:
-        wi["constant"] = True
-    elif "dont_activate" in found:
-        wi["disable"] = True
-    wi["content"] = "\n".join(kept + lines[count:])
-    return notes
+#: The entry fields a card's book (and a ``lorebook_v3`` or bare ``character_book``) can hold.
+CARD_FIELDS = frozenset({"uid", "key", "keysecondary", "comment", "content", "constant", "selective", "order",
+                         "position", "disable", "addMemo", "displayIndex", "triggers", "ignoreBudget"}
+                        | {field for _, field, _ in EXTENSION_FIELDS})
+_IMPORT_NOTE = "SillyTavern's world-info import cannot read {}; converted as a card book"
 
 
-def _decorator_value(name: str, value: str) -> tuple[Any] | None:
-    """``(setting,)`` for a decorator lorescan maps, ``None`` when it does not apply."""
-    if name in ("depth", "scan_depth"):
-        return (int(value),) if value.isdigit() else None
-    if name == "position":
-        return (V3_POSITIONS[value],) if value in V3_POSITIONS else None
-    if name == "role":
-        return (V3_ROLES[value],) if value in V3_ROLES else None
-    if name in ("activate", "dont_activate"):
-        return (True,) if value == "" else None
-    return None
+def spec_card(data: Any) -> str | None:
+    """``ccv3``/``ccv2`` for an object whose ``spec`` names a card, None for one without ``spec``;
+    any other ``spec`` (``lorebook_v3`` is detected before) is an error."""
+    if not isinstance(data, dict) or "spec" not in data:
+        return None
+    fmt = card_format(data)
+    if fmt is None:
+        raise FormatError(f"unknown spec {data.get('spec')!r}: not a character card or lorebook_v3")
+    return fmt
+
+
+def card_reading(card: Any, ctx: ReadContext, avatar: str | None = None, notes: list[str] | None = None) -> Reading:
+    """A card read into its character info and book; ``notes`` (its container's) come first."""
+    info, books, warnings = read_card(card, ctx.file, avatar=avatar, v3_decorators=ctx.v3_decorators)
+    return Reading(books=books, character=info, warnings=(notes or []) + warnings, raw=card)
+
+
+def card_of(loaded: Loaded) -> dict[str, Any]:
+    """The loaded card with its book as it is now: what a card format writes."""
+    return card_with_book(loaded.raw, loaded.books[0] if loaded.books else None)
+
+
+def _read_lorebook_v3(data: dict[str, Any], ctx: ReadContext) -> Reading:
+    book, notes = read_lorebook_v3(data, ctx.stem, ctx.file, ctx.v3_decorators)
+    return Reading(books=[book], warnings=notes + [_IMPORT_NOTE.format("lorebook_v3")], raw=data)
+
+
+def _read_charbook(data: dict[str, Any], ctx: ReadContext) -> Reading:
+    name = ctx.name or (data.get("name") if isinstance(data.get("name"), str) else "") or ctx.stem
+    book, notes = read_character_book(data, name, ctx.file, scope="global", v3_decorators=ctx.v3_decorators)
+    return Reading(books=[book], warnings=notes + [_IMPORT_NOTE.format("charbook")], raw=data)
+
+
+def _write_lorebook_v3(loaded: Loaded, same: bool) -> tuple[Any, Callable[[Any], bytes]]:
+    return lorebook_v3_json(loaded.books[0], loaded.raw if same else None), json_writer()
+
+
+def _write_charbook(loaded: Loaded, same: bool) -> tuple[Any, Callable[[Any], bytes]]:
+    return character_book_json(loaded.books[0]), json_writer()
+
+
+def _write_v1(loaded: Loaded, same: bool) -> tuple[Any, Callable[[Any], bytes]]:
+    card = card_of(loaded)
+    if not same:
+        raise FormatError("cannot write V1 cards; use ccv2 or ccv3", file=loaded.path)
+    return card, json_writer()
+
+
+def _card_writer(version: int) -> Writer:
+    def write(loaded: Loaded, same: bool) -> tuple[Any, Callable[[Any], bytes]]:
+        card = card_of(loaded)
+        return (card if same else card_as(card, version)), json_writer()
+    return write
+
+
+FORMATS = (
+    Format("lorebook_v3", "standalone V3 lorebook {spec: lorebook_v3, data}", "book",
+           (Detector("object", 100, is_lorebook_v3),), _read_lorebook_v3, _write_lorebook_v3,
+           kind_aliases=("ccv3",), carries=CARD_FIELDS),
+    Format("charbook", "bare V2/V3 character_book JSON {name, entries: [...]}", "book",
+           (Detector("object", 600, is_character_book),), _read_charbook, _write_charbook,
+           kind_aliases=("ccv2",), carries=CARD_FIELDS),
+    Format("ccv1", "character card V1 JSON (incl. Pygmalion/gradio)", "card",
+           (Detector("object", 1200, lambda data: card_format(data) == "ccv1"),), card_reading, _write_v1,
+           target=False),
+    Format("ccv2", "character card V2 JSON (chara_card_v2)", "card",
+           (Detector("object", 210, lambda data: spec_card(data) == "ccv2"),), card_reading, _card_writer(2),
+           aliases=("v2",), carries=CARD_FIELDS),
+    Format("ccv3", "character card V3 JSON (chara_card_v3)", "card",
+           (Detector("object", 200, lambda data: spec_card(data) == "ccv3"),), card_reading, _card_writer(3),
+           aliases=("v3",), carries=CARD_FIELDS),
+)

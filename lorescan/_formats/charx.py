@@ -12,10 +12,16 @@ from __future__ import annotations
 import io
 import zipfile
 import zlib
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .._errors import FormatError
+from . import cards, png
 from .common import decode_text, dump_json, parse_json
+from .registry import Detector, Format, ReadContext, Reading
+
+if TYPE_CHECKING:
+    from .._load import Loaded
 
 ZIP_MAGIC = b"PK\x03\x04"
 CARD_MEMBER = "card.json"
@@ -156,3 +162,42 @@ def with_icon_asset(card: dict[str, Any]) -> dict[str, Any]:
     data["assets"] = assets
     out["data"] = data
     return out
+
+
+# ---------------------------------------------------------------- registration
+
+def is_zip(data: bytes) -> bool:
+    """A ZIP archive from the first byte, or appended to other data (SillyTavern scans for it)."""
+    return zip_offset(data) == 0 or (zip_offset(data) > 0 and has_zip_end(data))
+
+
+def _read(data: bytes, ctx: ReadContext) -> Reading:
+    names = member_names(data, ctx.file)
+    if CARD_MEMBER not in names:
+        if "manifest.json" in names and any(n.startswith("characters/") for n in names):
+            raise FormatError("Backyard AI archive (.byaf) is not supported; export the character as a "
+                              "PNG or JSON card", file=ctx.file)
+        raise FormatError("ZIP archive without card.json: not a CHARX card", file=ctx.file)
+    card, icon, notes = read_charx(data, ctx.file)
+    reading = cards.card_reading(card, ctx, notes=notes)
+    reading.image = icon
+    return reading
+
+
+def _write(loaded: Loaded, same: bool) -> tuple[Any, Callable[[Any], bytes]]:
+    card = cards.card_of(loaded)
+    if same:
+        source = loaded.source
+        return card, lambda doc: write_charx(doc, original=source)
+    v3 = cards.card_as(card, 3)
+    icon = None
+    if loaded.format == "png" and loaded.image is not None:
+        icon = png.replace_text(loaded.image, png.CARD_KEYWORDS, [])
+        v3 = with_icon_asset(v3)
+    return v3, lambda doc: write_charx(doc, icon=icon)
+
+
+FORMATS = (
+    Format("charx", "CHARX character archive (ZIP with card.json)", "card", (Detector("bytes", 300, is_zip),),
+           _read, _write, carries=cards.CARD_FIELDS),
+)

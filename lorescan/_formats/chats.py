@@ -11,13 +11,18 @@ SillyTavern does not scan. Writers reuse the original raw message wherever it is
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
 from .._errors import FormatError
 from .._model import ChatMessage, TimedEffect, TimedState
-from .common import dump_json, type_name
+from .common import dump_json, json_writer, parse_json, type_name
+from .registry import Detector, Format, ReadContext, Reading
+
+if TYPE_CHECKING:
+    from .._load import Loaded
 
 ST_CHAT, TAVERNAI, OPENAI, GLM, TRANSCRIPT = "st-chat", "tavernai-chat", "openai", "glm", "transcript"
 GROUP_PLACEHOLDER = "unused"
@@ -452,3 +457,112 @@ def looks_like_transcript(text: str) -> bool:
         return False
     hits = sum(1 for ln in lines if _SPEAKER.match(ln))
     return _SPEAKER.match(lines[0]) is not None and hits * 2 >= len(lines)
+
+
+# ---------------------------------------------------------------- registration
+
+OPENAI_JSONL = "openai-jsonl"
+
+
+def _chat(loaded: Loaded) -> Chat:
+    assert loaded.chat is not None            # the loader checks a chat format gets a chat
+    return loaded.chat
+
+
+def _is_st(value: Any) -> bool:
+    return is_st_header(value) or is_st_message(value)
+
+
+def _conversations(values: list[Any]) -> bool:
+    return all(isinstance(v, dict) and isinstance(v.get("messages"), list) for v in values)
+
+
+def _read_st(data: Any, ctx: ReadContext) -> Reading:
+    lines = data if ctx.shape == "lines" else [data]
+    chat, notes = read_st_chat(lines, ctx.file)
+    return Reading(chat=chat, warnings=notes, raw=lines)
+
+
+def _write_st(loaded: Loaded, same: bool) -> tuple[Any, Callable[[Any], bytes]]:
+    body = write_st_chat(_chat(loaded), loaded.raw if same else None)
+    lines = [parse_json(line, None) for line in body.decode("utf-8").split("\n") if line]
+    return lines, lambda doc: "\n".join(dump_json(x, indent=None) for x in doc).encode("utf-8")
+
+
+def _read_tavernai(data: list[str], ctx: ReadContext) -> Reading:
+    chat, notes = read_tavernai(data, ctx.file)
+    return Reading(chat=chat, warnings=notes, raw=data)
+
+
+def _read_openai(data: Any, ctx: ReadContext) -> Reading:
+    chat = read_roles(data["messages"] if isinstance(data, dict) else data, OPENAI, ctx.file)
+    return Reading(chat=chat, raw=data)
+
+
+def _read_openai_jsonl(data: Any, ctx: ReadContext) -> Reading:
+    if ctx.shape == "object":                 # a file of one message
+        return Reading(chat=read_roles([data], OPENAI_JSONL, ctx.file), raw=[data])
+    if _conversations(data):
+        chat = read_roles(data[0]["messages"], OPENAI_JSONL, ctx.file)
+        notes = [f"{len(data)} conversations; the first is used"] if len(data) > 1 else []
+        return Reading(chat=chat, warnings=notes, raw=data)
+    return Reading(chat=read_roles(data, OPENAI_JSONL, ctx.file), raw=data)
+
+
+def _write_openai_jsonl(loaded: Loaded, same: bool) -> tuple[Any, Callable[[Any], bytes]]:
+    body = write_openai_jsonl(_chat(loaded), (loaded.raw if same else None) or [])
+    lines = [parse_json(line, None) for line in body.decode("utf-8").split("\n") if line]
+    return lines, lambda _doc: body
+
+
+def _read_glm(data: Any, ctx: ReadContext) -> Reading:
+    chat, notes = read_glm(data, ctx.file)
+    return Reading(chat=chat, warnings=notes, raw=data)
+
+
+def yaml_writer(doc: Any) -> bytes:
+    import yaml
+
+    return yaml.safe_dump(doc, allow_unicode=True, sort_keys=False).encode("utf-8")
+
+
+def _write_glm(loaded: Loaded, same: bool) -> tuple[Any, Callable[[Any], bytes]]:
+    doc = glm_json(_chat(loaded), loaded.raw if same else None)
+    return doc, yaml_writer if same and loaded.yaml else json_writer()
+
+
+def _read_transcript(text: str, ctx: ReadContext) -> Reading:
+    chat, notes = read_transcript(text, ctx.file)
+    return Reading(chat=chat, warnings=notes, raw=[m.model_dump() for m in chat.messages])
+
+
+def _write_transcript(loaded: Loaded, same: bool) -> tuple[Any, Callable[[Any], bytes]]:
+    chat = _chat(loaded)
+    return [m.model_dump() for m in chat.messages], lambda _doc: write_transcript(chat)
+
+
+FORMATS = (
+    Format(ST_CHAT, "SillyTavern chat .jsonl", "chat",
+           (Detector("object", 800, _is_st), Detector("lines", 100, lambda values: _is_st(values[0]))),
+           _read_st, _write_st, aliases=("jsonl",), kind_aliases=("st",)),
+    Format(TAVERNAI, "TavernAI legacy chat (JSON array of 'Name: text')", "chat",
+           (Detector("array", 100, is_tavernai),), _read_tavernai,
+           lambda loaded, same: ([f"{m.name}: {m.mes}" for m in _chat(loaded).messages], json_writer()),
+           aliases=("tavernai",)),
+    Format(OPENAI, "OpenAI messages JSON (array or {messages})", "chat",
+           (Detector("object", 900, lambda data: isinstance(data.get("messages"), list)
+                     and not is_glm_roles(data["messages"])),
+            Detector("array", 200, lambda data: is_role_list(data) and not is_glm_roles(data))),
+           _read_openai,
+           lambda loaded, same: (openai_json(_chat(loaded), loaded.raw if same else None), json_writer())),
+    Format(OPENAI_JSONL, "OpenAI messages JSONL", "chat",
+           (Detector("object", 1300, lambda data: isinstance(data.get("role"), str) and "content" in data),
+            Detector("lines", 200, lambda values: _conversations(values) or is_role_list(values))),
+           _read_openai_jsonl, _write_openai_jsonl),
+    Format(GLM, "ChatGLM / GLM-4 history (JSON or YAML)", "chat",
+           (Detector("object", 1000, lambda data: glm_items(data) is not None),
+            Detector("array", 210, lambda data: is_role_list(data) and is_glm_roles(data) or is_pairs(data))),
+           _read_glm, _write_glm, aliases=("chatglm",)),
+    Format(TRANSCRIPT, "plain-text 'Name: message' transcript", "chat", (Detector("text", 100, looks_like_transcript),),
+           _read_transcript, _write_transcript, aliases=("txt",)),
+)

@@ -8,14 +8,21 @@ import copy
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import FormatError, LorescanError
 from .._js import js_string, truthy
 from .._model import ENTRY_DEFAULTS, Entry, Lorebook
+from .registry import ReadContext, Reader, Reading, Writer
+
+if TYPE_CHECKING:
+    from .._load import Loaded
 
 #: Largest input file lorescan reads (the biggest real lorebooks are a few MB).
 MAX_FILE_BYTES = 256 * 1024 * 1024
+#: The entry fields the simplest lorebook formats (NovelAI, Agnai) hold; Risu and KoboldAI Lite
+#: are described from it.
+SIMPLE_FIELDS = frozenset({"uid", "key", "content", "comment", "order", "disable", "addMemo", "displayIndex"})
 
 
 class _Undefined:
@@ -141,6 +148,11 @@ def dump_json(value: Any, indent: int | None = 4) -> str:
     if indent is None:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False)
+
+
+def json_writer(indent: int | None = 4) -> Callable[[Any], bytes]:
+    """A serialiser writing a document as :func:`dump_json` does, in UTF-8."""
+    return lambda doc: dump_json(doc, indent=indent).encode("utf-8")
 
 
 def type_name(value: Any) -> str:
@@ -281,3 +293,21 @@ def merged_export(original: Any, list_key: str, entries: Iterable[Entry],
     out = dict(original)
     out[list_key] = merge_entries(pairs, entries, export)
     return out
+
+
+# ---------------------------------------------------------------- one-book JSON formats
+
+def book_reader(read: Callable[[Any, str, str | None], tuple[Lorebook, list[str]]]) -> Reader:
+    """The reader of a one-book JSON format, from ``read(document, name, file) -> (book, notes)``."""
+    def reader(data: Any, ctx: ReadContext) -> Reading:
+        book, notes = read(data, ctx.stem, ctx.file)
+        return Reading(books=[book], warnings=notes, raw=data)
+    return reader
+
+
+def book_writer(to_json: Callable[[Lorebook, Any], Any]) -> Writer:
+    """The writer of a one-book JSON format, from ``to_json(book, original)``; ``original`` is the
+    document read when the file is written in its own format, else None."""
+    def writer(loaded: Loaded, same: bool) -> tuple[Any, Callable[[Any], bytes]]:
+        return to_json(loaded.books[0], loaded.raw if same else None), json_writer()
+    return writer

@@ -17,7 +17,20 @@ from typing import Any
 from .._errors import FormatError
 from .._js import trim
 from .._model import Lorebook
-from .common import converted_entry, entry_from_json, fill, js_not, merge_entries, object_key, type_name
+from .common import (
+    SIMPLE_FIELDS,
+    book_reader,
+    book_writer,
+    converted_entry,
+    entry_from_json,
+    fill,
+    js_not,
+    json_writer,
+    merge_entries,
+    object_key,
+    type_name,
+)
+from .registry import Detector, Format
 from .worldinfo import read_worldinfo, worldinfo_to_json
 
 UNITED = "kobold"
@@ -153,3 +166,15 @@ def lite_json(book: Lorebook, original: Any = None) -> Any:
     out = dict(original)
     out["worldinfo"] = merged
     return out
+
+
+FORMATS = (
+    Format(UNITED, "KoboldAI United world info", "book", (Detector("object", 500, is_united),),
+           book_reader(read_united), lambda loaded, same: (united_json(loaded.books[0], same), json_writer()),
+           carries=frozenset({"uid", "key", "keysecondary", "content", "comment", "constant", "selective"})),
+    Format(LITE, "KoboldAI Lite world info (array or save)", "book",
+           (Detector("object", 1100, is_lite), Detector("array", 400, is_lite)),
+           book_reader(read_lite), book_writer(lite_json), aliases=("lite",),
+           carries=SIMPLE_FIELDS - {"order"} | {"keysecondary", "constant", "selective", "probability", "group"},
+           carried_values={"selectiveLogic": (0, 2)}, comma_keys=True),   # NOT ANY secondary keys are keyanti
+)

@@ -9,14 +9,36 @@ reports it but does not act on it. Writing a book back to NovelAI changes only e
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .._errors import FormatError
 from .._model import Lorebook
-from .common import UNDEF, converted_entry, entry_from_json, fill, get, js_not, js_or, merged_export, nullish, type_name
+from . import png
+from .common import (
+    SIMPLE_FIELDS,
+    UNDEF,
+    book_reader,
+    book_writer,
+    converted_entry,
+    entry_from_json,
+    fill,
+    get,
+    js_not,
+    js_or,
+    json_writer,
+    merged_export,
+    nullish,
+    type_name,
+)
+from .registry import Detector, Format, ReadContext, Reading
+
+if TYPE_CHECKING:
+    from .._load import Loaded
 
 FORMAT = "novelai"
 SCENARIO_FORMAT = "novelai-scenario"
+PNG_FORMAT = "novelai-png"
 
 #: contextConfig written for new entries (NovelAI's defaults).
 CONTEXT_DEFAULTS: dict[str, Any] = {
@@ -109,3 +131,45 @@ def scenario_json(book: Lorebook, original: dict[str, Any]) -> dict[str, Any]:
     out = dict(original)
     out["lorebook"] = lorebook_json(book, original.get("lorebook", UNDEF) or None)
     return out
+
+
+# ---------------------------------------------------------------- registration
+
+def is_naidata_png(data: bytes) -> bool:
+    """A NovelAI lorebook image: a PNG with a ``naidata`` text chunk and no character card."""
+    return png.is_png(data) and png.has_text(data, "naidata") and not (
+        png.has_text(data, "chara") or png.has_text(data, "ccv3"))
+
+
+def _read_png(data: bytes, ctx: ReadContext) -> Reading:
+    raw = png.read_naidata(data, ctx.file)
+    if not is_lorebook(raw):
+        raise FormatError("tEXt 'naidata' does not hold a NovelAI lorebook", file=ctx.file)
+    book, notes = read_lorebook(raw, ctx.stem, ctx.file)
+    return Reading(books=[book], warnings=notes, raw=raw)
+
+
+def _same_only(target: str, loaded: Loaded, same: bool) -> None:
+    if not same:
+        raise FormatError(f"can only write {target} back to a {target} file", file=loaded.path)
+
+
+def _write_scenario(loaded: Loaded, same: bool) -> tuple[Any, Callable[[Any], bytes]]:
+    _same_only(SCENARIO_FORMAT, loaded, same)
+    return scenario_json(loaded.books[0], loaded.raw), json_writer()
+
+
+def _write_png(loaded: Loaded, same: bool) -> tuple[Any, Callable[[Any], bytes]]:
+    _same_only(PNG_FORMAT, loaded, same)
+    image = loaded.source
+    return lorebook_json(loaded.books[0], loaded.raw), lambda doc: png.write_naidata_png(image, doc)
+
+
+FORMATS = (
+    Format(FORMAT, "NovelAI .lorebook JSON", "book", (Detector("object", 300, is_lorebook),),
+           book_reader(read_lorebook), book_writer(lorebook_json), aliases=("nai", "lorebook"), carries=SIMPLE_FIELDS),
+    Format(SCENARIO_FORMAT, "NovelAI .scenario (its lorebook)", "book", (Detector("object", 400, is_scenario),),
+           book_reader(read_scenario), _write_scenario, target=False),
+    Format(PNG_FORMAT, "NovelAI lorebook image (PNG tEXt naidata)", "book",
+           (Detector("bytes", 100, is_naidata_png),), _read_png, _write_png, target=False),
+)

@@ -14,11 +14,18 @@ import binascii
 import re
 import struct
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .._errors import FormatError
+from . import cards
 from .common import dump_json, parse_json
+from .registry import Detector, Format, ReadContext, Reading
+
+if TYPE_CHECKING:
+    from .._load import Loaded
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 #: Largest chunk lorescan accepts (cards are well under 10 MB of base64).
@@ -223,3 +230,24 @@ def blank_png() -> bytes:
     header = Chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 6, 0, 0, 0))
     pixels = Chunk(b"IDAT", zlib.compress(b"\x00\x00\x00\x00\x00"))
     return SIGNATURE + header.to_bytes() + pixels.to_bytes() + Chunk(b"IEND", b"").to_bytes()
+
+
+# ---------------------------------------------------------------- registration
+
+def _read(data: bytes, ctx: ReadContext) -> Reading:
+    card, _keyword, notes = read_card_png(data, ctx.file)
+    reading = cards.card_reading(card, ctx, avatar=Path(ctx.file).name, notes=notes)
+    reading.image = data
+    return reading
+
+
+def _write(loaded: Loaded, same: bool) -> tuple[Any, Callable[[Any], bytes]]:
+    card = cards.card_of(loaded)
+    image = loaded.image if loaded.image and is_png(loaded.image) else None   # a PNG card's, a CHARX's icon
+    return card, lambda doc: write_card_png(image, doc)
+
+
+FORMATS = (
+    Format("png", "character card PNG (tEXt chara/ccv3)", "card", (Detector("bytes", 200, is_png),),
+           _read, _write, carries=cards.CARD_FIELDS),
+)

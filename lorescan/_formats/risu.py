@@ -15,7 +15,19 @@ from typing import Any
 from .._errors import FormatError
 from .._js import trim
 from .._model import Lorebook
-from .common import converted_entry, entry_from_json, fill, get, merged_export, nullish, type_name
+from .common import (
+    SIMPLE_FIELDS,
+    book_reader,
+    book_writer,
+    converted_entry,
+    entry_from_json,
+    fill,
+    get,
+    merged_export,
+    nullish,
+    type_name,
+)
+from .registry import Detector, Format
 
 FORMAT = "risu"
 FOLDER_PREFIX = "\uf000folder:"
@@ -111,3 +123,11 @@ def risu_json(book: Lorebook, original: Any = None) -> dict[str, Any]:
     if merged is not None:
         return merged
     return {"type": "risu", "ver": 1, "data": [wi_to_risu_entry(e.to_json()) for e in ordered]}
+
+
+FORMATS = (
+    Format(FORMAT, "RisuAI lorebook export", "book", (Detector("object", 300, is_risu_lorebook),),
+           book_reader(read_risu_lorebook), book_writer(risu_json),
+           carries=SIMPLE_FIELDS - {"disable"} | {"keysecondary", "constant", "selective", "probability",
+                                                   "useProbability"}, comma_keys=True),
+)

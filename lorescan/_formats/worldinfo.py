@@ -7,21 +7,28 @@ top-level field (``originalData``, third-party ``name``/``description``…) is k
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import FormatError
 from .._model import Entry, Lorebook
+from . import cards
 from .common import (
     book_from_entries,
     decode_text,
     dump_json,
     entry_from_json,
+    json_writer,
     object_key,
     parse_json,
     read_file,
     type_name,
 )
+from .registry import Detector, Format, ReadContext, Reading
+
+if TYPE_CHECKING:
+    from .._load import Loaded
 
 FORMAT = "st"
 
@@ -119,3 +126,24 @@ def new_entry(book: Lorebook, **fields: Any) -> Entry:
     book.entries.append(entry)
     book.entry_keys = keys + [str(uid)]
     return entry
+
+
+# ---------------------------------------------------------------- registration
+
+def _read(data: dict[str, Any], ctx: ReadContext) -> Reading:
+    book = read_worldinfo(data, ctx.stem, ctx.file)
+    notes: list[str] = []
+    if book.entries_was_list:
+        notes.append("'entries' is an array; SillyTavern reads it as-is (entries without 'key' never match)")
+    return Reading(books=[book], warnings=notes, raw=data)
+
+
+def _write(loaded: Loaded, same: bool) -> tuple[Any, Callable[[Any], bytes]]:
+    book = loaded.books[0]
+    return worldinfo_to_json(book, cards.worldinfo_original_data(book)), json_writer()
+
+
+FORMATS = (
+    Format("st", "SillyTavern world info JSON", "book", (Detector("object", 700, is_worldinfo),),
+           _read, _write, aliases=("sillytavern", "worldinfo", "world")),
+)
