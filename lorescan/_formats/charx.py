@@ -232,8 +232,9 @@ def with_icon_asset(card: dict[str, Any]) -> dict[str, Any]:
     default ``ccdefault:`` icon)."""
     out = dict(card)
     data = dict(out["data"]) if isinstance(out.get("data"), dict) else {}
-    assets = data.get("assets") if isinstance(data.get("assets"), list) else []
-    assets = [a for a in assets if not (isinstance(a, dict) and a.get("type") == "icon")]
+    found = data.get("assets")
+    assets = [a for a in found if not (isinstance(a, dict) and a.get("type") == "icon")] \
+        if isinstance(found, list) else []
     assets.insert(0, {"type": "icon", "uri": f"embeded://{ICON_PATH}", "name": "main", "ext": "png"})
     data["assets"] = assets
     out["data"] = data

@@ -58,7 +58,8 @@ def risu_entry_to_wi(entry: Any, index: int, file: str | None = None) -> dict[st
 def folders(data: dict[str, Any]) -> dict[str, list[int]]:
     """Folder name (its ``comment``) → indexes of the rows inside it. A folder is named by its
     ``key`` string; a row's ``folder`` that is not a string names no folder."""
-    rows = data.get("data") if isinstance(data.get("data"), list) else []
+    found = data.get("data")
+    rows: list[Any] = found if isinstance(found, list) else []
     names = {r["key"]: js_string(r.get("comment") or r["key"]) for r in rows
              if isinstance(r, dict) and r.get("mode") == "folder" and isinstance(r.get("key"), str)}
     out: dict[str, list[int]] = {n: [] for n in names.values()}

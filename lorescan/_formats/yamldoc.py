@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from functools import cache
 from typing import Any
 
@@ -55,7 +55,8 @@ def parse_yaml(text: str, file: str | None, c_loader: bool = True) -> Any:
 def loader(c_loader: bool) -> type:
     """The loader class: PyYAML's safe loader (C or pure Python) with the rules above."""
     import yaml
-    from yaml.constructor import SafeConstructor
+    from yaml.constructor import ConstructorError, SafeConstructor
+    from yaml.nodes import MappingNode
 
     base = yaml.CSafeLoader if c_loader else yaml.SafeLoader
 
@@ -68,10 +69,20 @@ def loader(c_loader: bool) -> type:
             return self.construct_document(node)
 
         def construct_mapping(self, node: Any, deep: bool = False) -> dict[str, Any]:
-            mapping = super().construct_mapping(node, deep=deep)
-            if all(type(key) is str for key in mapping):
-                return mapping  # type: ignore[no-any-return]
-            return {object_key(key): value for key, value in mapping.items()}
+            # SafeConstructor's, with each key a string before it is stored (1 and true differ)
+            if not isinstance(node, MappingNode):
+                raise ConstructorError(None, None, f"expected a mapping, found {node.id}", node.start_mark)
+            self.flatten_mapping(node)
+            mapping: dict[str, Any] = {}
+            for key_node, value_node in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if not isinstance(key, str):
+                    if not isinstance(key, Hashable):
+                        raise ConstructorError("while constructing a mapping", node.start_mark,
+                                               "found a key that is not a scalar", key_node.start_mark)
+                    key = object_key(key)
+                mapping[key] = self.construct_object(value_node, deep=deep)
+            return mapping
 
     tag = "tag:yaml.org,2002:"
     for name, construct in list(Loader.yaml_constructors.items()):
