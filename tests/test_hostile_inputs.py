@@ -380,3 +380,45 @@ def test_an_error_outside_loading_names_the_command_inputs() -> None:
     line = bug_report(OverflowError("x" * 300), args)
     assert line.startswith("a.json, b.png, c.jsonl: unexpected OverflowError: " + "x" * 157 + "... (a bug")
     assert isinstance(FormatError("x"), LorescanError)
+
+
+def test_every_command_prints_and_writes_lone_surrogates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Names, keys, contents and messages with lone surrogates: shown as ``\\ud800`` escapes,
+    written to files as JSON escapes or (in text) U+FFFD."""
+    from lorescan._cli.main import main
+
+    book, chat = tmp_path / "sbook.json", tmp_path / "schat.jsonl"
+    book.write_text(json.dumps({"entries": {"0": {"uid": 0, "key": ["hel\ud800"], "comment": "c\udfff",
+                                                  "content": "x\ud800y"}}}), encoding="ascii")
+    lines = [{"user_name": "U\ud800", "character_name": "C"}, {"name": "C", "is_user": False, "mes": "hi"},
+             {"name": "U\ud800", "is_user": True, "mes": "say hel\ud800"}, {"name": "C", "is_user": False, "mes": "ok"}]
+    chat.write_text("\n".join(json.dumps(x) for x in lines), encoding="ascii")
+    files = ["--book", str(book), "--chat", str(chat)]
+    assert main(["replay", *files, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["before"] == "x\ud800y"
+    assert main(["explain", *files, "--entry", "sbook.0"]) == 0
+    assert "primary key 'hel\\ud800' matched in message #2 (U\\ud800)" in capsys.readouterr().out
+    assert main(["replay", *files]) == 0 and main(["lint", str(book)]) == 0
+    assert main(["report", *files, "-o", str(tmp_path / "r.html")]) == 0
+    assert "U\ufffd: say hel\ufffd" in (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert main(["convert", str(chat), "-o", str(tmp_path / "c.txt"), "--to", "transcript"]) == 0
+    assert (tmp_path / "c.txt").read_text(encoding="utf-8").splitlines()[0] == "# user: U\ufffd"
+    assert main(["convert", str(book), "-o", str(tmp_path / "b.json"), "--to", "novelai"]) == 0
+    assert json.loads((tmp_path / "b.json").read_text(encoding="utf-8"))["entries"][0]["text"] == "x\ud800y"
+
+
+def test_settings_and_scenario_files_read_json_as_the_importers_do(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from lorescan._cli.main import main
+
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"world_info_depth": ' + "9" * 5000 + "}", encoding="ascii")
+    book, chat = str(ROOT / "corpora/saltmere.json"), str(ROOT / "corpora/saltmere-chat.jsonl")
+    assert main(["replay", "--book", book, "--chat", chat, "--settings", str(settings)]) == 2
+    assert capsys.readouterr().err == (f"lorescan: error: {settings}: field 'world_info_depth': "
+                                       "Input should be a finite number\n")
+    scenario = tmp_path / "scenario.json"
+    scenario.write_bytes(b'{"name": "\xff"}')
+    assert main(["scenario", str(scenario)]) == 2
+    assert json.loads(capsys.readouterr().out)["error"] == (f"{scenario}: is not UTF-8 text (bad byte at "
+                                                            "offset 10)")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import random
 import sys
 from dataclasses import dataclass, field
@@ -93,16 +92,9 @@ def read_settings(path: str | None) -> tuple[Settings, str | None]:
     (:func:`lorescan._model.settings_from_json` tells them apart and rejects unknown names)."""
     if path is None:
         return Settings(), None
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise LorescanError("no such file", file=path) from None
-    except OSError as exc:
-        raise LorescanError(f"cannot read: {exc.strerror}", file=path) from None
-    except UnicodeDecodeError:
-        raise LorescanError("not UTF-8 text", file=path) from None
-    except json.JSONDecodeError as exc:
-        raise LorescanError(f"invalid JSON: {exc.msg} at line {exc.lineno}", file=path) from None
+    from .._formats.common import decode_text, parse_json, read_file
+
+    data = parse_json(decode_text(read_file(path), path), path)
     if not isinstance(data, dict):
         raise LorescanError("settings must be a JSON object", file=path)
     try:
