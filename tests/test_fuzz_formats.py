@@ -64,7 +64,9 @@ VALUES: list[Any] = [
     None, True, False, 0, 1, -1, 7, 2**31, 2**53 + 1, -(2**63), 10**400, 0.5, -0.0, "", " ", "a", "0", "1",
     "true", "false", "null", "NaN", "Infinity", "-Infinity", "\ud800", "a\udc00b", "\ud83d", "\x00",
     "a,b, c", " key ", "{{char}}", "/x/", "/(a+)+$/", "/[/", "\uf000folder:1", "folder", "normal", "regex",
-    "constant", "before_char", "after_char", "@@depth 5", "@@@activate", "icon", "embeded://card.json",
+    "constant", "before_char", "after_char", "@@depth 5", "@@@activate", "@@depth \u00b2\nx",
+    "@@depth " + "9" * 5000, "@@scan_depth 4\n@@@depth 1\ntext", "@@role assistant\n@@position after_desc",
+    "@@dont_activate\n@@activate", "@@depth\n@@@depth -1", "icon", "embeded://card.json",
     "embeded://../../x", "__asset:x", "ccdefault:", "chara_card_v2", "chara_card_v3", "lorebook_v3", "risu",
     "user", "assistant", "system", "tool", _LONG, [], [None], [[]], [{}], ["a", 1, None], ["\ud800"], {},
     {"": None}, {"key": "a"}, {"keys": ["a"], "content": "c"}, {"name": "n", "content": "c"},
@@ -180,7 +182,7 @@ def tree_mutations(draw: Any, doc: Any) -> Any:
     """``doc`` (a parsed JSON document) with 1–3 values replaced, removed or added."""
     doc = json.loads(json.dumps(doc))
     names = sorted(_keys(doc)) or ["x"]
-    for _ in range(draw(st.integers(1, 3))):
+    for _ in range(draw(st.integers(1, 5))):
         path = draw(st.sampled_from(_paths(doc)))
         value = copy.deepcopy(draw(st.sampled_from(VALUES) | st.sampled_from(VALUES).map(lambda v: [v])))
         if not path:
@@ -189,8 +191,10 @@ def tree_mutations(draw: Any, doc: Any) -> Any:
         parent = doc
         for step in path[:-1]:
             parent = parent[step]
-        op = draw(st.sampled_from(["set", "set", "delete", "add"]))
-        if op == "set":
+        op = draw(st.sampled_from(["tweak", "tweak", "set", "delete", "add"]))
+        if op == "tweak":
+            parent[path[-1]] = copy.deepcopy(draw(_tweaked(parent[path[-1]])))
+        elif op == "set":
             parent[path[-1]] = value
         elif op == "delete":
             del parent[path[-1]]
@@ -199,6 +203,26 @@ def tree_mutations(draw: Any, doc: Any) -> Any:
         else:
             parent.insert(path[-1], value)
     return doc
+
+
+def _tweaked(value: Any) -> st.SearchStrategy[Any]:
+    """Values like ``value``: the same type bent (a string with a surrogate, a decorator or commas
+    added; a number far too large; a list emptied or doubled), or another type."""
+    if isinstance(value, str):
+        return st.sampled_from([value + "\ud800", "\udc00" + value, "@@depth \u00b2\n" + value,
+                                "@@depth " + "9" * 5000 + "\n" + value, value * 50, value + ",", ", " + value,
+                                "{{char}}" + value, "/" + value + "/gi", "/(" + value + ")+/", value[: len(value) // 2],
+                                RAW[TOKENS.index(b"1e400")], [value], None])
+    if isinstance(value, bool):
+        return st.sampled_from([not value, int(value), str(value).lower(), None, [value]])
+    if isinstance(value, (int, float)):
+        big = [RAW[TOKENS.index(t)] for t in (b"1e400", b"-1e400", b"9" * 5000, b"9" * 400, b"1e-400")]
+        return st.sampled_from([*big, -value, value + 0.5, str(value), [value], None, 2**63, -(2**31)])
+    if isinstance(value, list):
+        return st.sampled_from([[], value * 2, value[::-1], [*value, None], [value], value[1:], {}])
+    if isinstance(value, dict):
+        return st.sampled_from([{}, [value], {**value, "": value}, dict(list(value.items())[::-1]), None])
+    return st.sampled_from(["", 0, [], {}, False])
 
 
 def _jsonl(data: bytes) -> list[Any] | None:
@@ -269,11 +293,11 @@ WRITES = {"lorebook": [t for t in TARGETS if t in BOOK_FORMATS] + ["ccv3"],
           "chat": [t for t in TARGETS if t in CHAT_FORMATS]}
 
 
-def check(name: str, data: bytes, pick: Any) -> None:
+def check(name: str, data: bytes, pick: Any, v3_decorators: bool = False) -> None:
     """Load, describe, write back and convert (to a format ``pick`` chooses from a list); any
     failure must be a :class:`LorescanError`."""
     try:
-        loaded = load_bytes(data, name)
+        loaded = load_bytes(data, name, v3_decorators=v3_decorators)
         json.dumps(describe(loaded), ensure_ascii=False)
         render(loaded)
         target = pick(WRITES[loaded.kind])
@@ -296,7 +320,8 @@ def test_every_format_has_seeds() -> None:
 @given(data=st.data())
 def test_importer_raises_only_lorescan_errors(fmt: str, data: Any) -> None:
     name, body = data.draw(fuzzed(fmt), label="file")
-    check(name, body, lambda targets: data.draw(st.sampled_from(targets), label="convert to"))
+    v3 = data.draw(st.booleans(), label="v3_decorators")
+    check(name, body, lambda targets: data.draw(st.sampled_from(targets), label="convert to"), v3)
 
 
 def test_compressed_members_are_fuzzed() -> None:

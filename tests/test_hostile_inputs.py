@@ -422,3 +422,18 @@ def test_settings_and_scenario_files_read_json_as_the_importers_do(tmp_path: Pat
     assert main(["scenario", str(scenario)]) == 2
     assert json.loads(capsys.readouterr().out)["error"] == (f"{scenario}: is not UTF-8 text (bad byte at "
                                                             "offset 10)")
+
+
+def test_v3_decorator_numbers_are_ascii_digits_int_can_read() -> None:
+    """Found by fuzzing: ``'²'.isdigit()`` is true but ``int('²')`` fails."""
+    entry = {"keys": ["a"], "enabled": True, "insertion_order": 1}
+    card = {"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "x", "character_book": {"entries": [
+        {**entry, "content": "@@depth \u00b2\nx"}, {**entry, "content": "@@depth " + "9" * 5000 + "\ny"},
+        {**entry, "content": "@@depth 7\nz"}]}}}
+    loaded = load_bytes(json.dumps(card).encode(), "card.json", v3_decorators=True)
+    first, second, third = loaded.books[0].entries
+    assert (first.content, second.content[:9], third.content, third.depth, third.position) == (
+        "@@depth \u00b2\nx", "@@depth 9", "z", 7, 4)
+    left = "has no SillyTavern setting; left in the content"
+    assert loaded.warnings[:2] == [f"entry 0: decorator '@@depth \u00b2' {left}",
+                                   "entry 1: decorator '@@depth " + "9" * 5000 + f"' {left}"]
