@@ -7,7 +7,6 @@ edge that reads them; the engine never does I/O.
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,16 +61,9 @@ def read_settings(path: str | None) -> tuple[Settings, str | None]:
     Returns the settings and the tokenizer the file names, if any."""
     if path is None:
         return Settings(), None
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise LorescanError("no such file", file=path) from None
-    except OSError as exc:
-        raise LorescanError(f"cannot read: {exc.strerror}", file=path) from None
-    except UnicodeDecodeError:
-        raise LorescanError("not UTF-8 text", file=path) from None
-    except json.JSONDecodeError as exc:
-        raise LorescanError(f"invalid JSON: {exc.msg} at line {exc.lineno}", file=path) from None
+    from ._formats.common import decode_text, parse_json, read_file
+
+    data = parse_json(decode_text(read_file(path), path), path)
     if not isinstance(data, dict):
         raise LorescanError("settings must be a JSON object", file=path)
     try:

@@ -376,7 +376,7 @@ class _Linter:
             return
         content = substitute(ce.content, MacroEnv())
         budget = self.settings.budget_tokens()
-        if self.counter.name in TOKENIZERS and len(content.encode("utf-8")) + 7 < budget:
+        if self.counter.name in TOKENIZERS and len(content.encode("utf-8", "surrogatepass")) + 7 < budget:
             return                         # the built-in counters never exceed UTF-8 bytes (+6 overhead)
         tokens = self.counter.count(content + "\n")
         if tokens >= budget:

@@ -29,6 +29,7 @@ from ._formats.chats import Chat
 from ._formats.common import decode_text, parse_json, read_file, type_name
 from ._formats.registry import Format, ReadContext, Shape
 from ._formats.worldinfo import book_name
+from ._formats.yamldoc import parse_yaml
 from ._model import ENTRY_DEFAULTS, Lorebook
 
 __all__ = ["Loaded", "Chat", "CardInfo", "load", "load_bytes", "save", "render", "convert",
@@ -91,6 +92,9 @@ def load_bytes(data: bytes, path: str, *, name: str | None = None, v3_decorators
         raise exc.with_file(file) from None
     except RecursionError:
         raise FormatError("nested too deeply", file=file) from None
+    except Exception as exc:
+        exc.add_note(f"while reading {file}")  # the CLI's report of a bug names the file
+        raise
     loaded.source = data
     digest = hashlib.sha256(data).hexdigest()
     for i, book in enumerate(loaded.books):
@@ -146,17 +150,13 @@ def _load_jsonl(lines: list[tuple[int, str]], o: dict[str, Any]) -> Loaded:
 
 
 def _load_yaml(text: str, o: dict[str, Any], guess: bool = False) -> Loaded:
-    import yaml
-
     file = o["file"]
     try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        value = parse_yaml(text, file)
+    except FormatError:
         if guess:
             raise FormatError("not a lorebook, card or chat format lorescan knows", file=file) from None
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise FormatError(f"invalid YAML{where}", file=file) from None
+        raise
     if chats.glm_items(value) is None or (guess and not isinstance(value, dict)):
         if guess:
             raise FormatError("not a lorebook, card or chat format lorescan knows", file=file)

@@ -29,6 +29,7 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from .._errors import LorescanError
+    from .._formats.common import utf8
     from .._replay import replay
     from .._report import render_page, report_data
 
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     data = report_data(gens, inputs.books, title=title, messages=inputs.messages)
     page = render_page(data)
     try:
-        out.write_text(page, encoding="utf-8")
+        out.write_bytes(utf8(page))
     except OSError as exc:
         raise LorescanError(f"cannot write: {exc.strerror}", file=str(out)) from None
     activations = sum(len(g.result.activated) for g in gens)

@@ -31,6 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .._errors import LorescanError
+    from .._formats.common import decode_text, parse_json, read_file
     from .._scenario import run_scenario
 
     status = 0
@@ -38,17 +39,7 @@ def run(args: argparse.Namespace) -> int:
         path = Path(name)
         label = path.stem
         try:
-            try:
-                text = path.read_text(encoding="utf-8")
-            except FileNotFoundError:
-                raise LorescanError("no such file", file=name) from None
-            except OSError as exc:
-                raise LorescanError(f"cannot read: {exc.strerror}", file=name) from None
-            try:
-                sc = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise LorescanError(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-                                    file=name) from None
+            sc = parse_json(decode_text(read_file(path), name), name)
             if isinstance(sc, dict) and isinstance(sc.get("name"), str):
                 label = sc["name"]
             result = run_scenario(sc, version=args.st_version, quirks=args.quirks)

@@ -19,25 +19,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _read(path: Path) -> Any:
-    from .._errors import LorescanError
+    from .._formats.common import decode_text, parse_json, read_file
+    from .._formats.yamldoc import parse_yaml
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise LorescanError("no such file", file=str(path)) from None
+    text = decode_text(read_file(path), str(path))
     if path.suffix.lower() == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise LorescanError(f"invalid JSON: {exc.msg} at line {exc.lineno}", file=str(path)) from None
-    try:
-        import yaml
-    except ImportError:
-        raise LorescanError("reading YAML needs PyYAML (pip install pyyaml)", file=str(path)) from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise LorescanError(f"invalid YAML: {str(exc).splitlines()[0]}", file=str(path)) from None
+        return parse_json(text, str(path))
+    return parse_yaml(text, str(path))
 
 
 def run(args: argparse.Namespace) -> int:

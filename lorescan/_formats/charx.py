@@ -1,15 +1,20 @@
 """CHARX (``.charx``): a ZIP holding ``card.json`` (a V3 card, V2 accepted) and assets.
 
 Reading is bounded: member count, each member's size, the total uncompressed size and the
-compression ratio are checked before anything is inflated, and ``card.json`` is read with a hard
-cap, so a zip bomb is refused with a one-line error. Writing back keeps every other member's
+compression ratio the archive claims are checked before anything is inflated; then each member is
+inflated as a stream (stored, deflate, bzip2 or LZMA) and refused as soon as it passes the size
+it claims, so a zip bomb, honestly labelled or not, is refused with a one-line error after at
+most that many bytes. Writing back keeps every other member's
 bytes and replaces only ``card.json``. Like SillyTavern, an archive may have bytes before it
 (self-extracting archives, Risu's "charx-jpeg").
 """
 
 from __future__ import annotations
 
+import bz2
 import io
+import lzma
+import struct
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -34,6 +39,8 @@ MAX_MEMBERS = 10_000
 #: Highest compression ratio accepted for a member bigger than 1 MiB.
 MAX_RATIO = 200
 ICON_PATH = "assets/icon/images/main.png"
+#: A local file header: signature … file name length, extra field length.
+_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
 
 
 def zip_offset(data: bytes) -> int:
@@ -47,18 +54,23 @@ def has_zip_end(data: bytes) -> bool:
 
 
 def open_zip(data: bytes, file: str | None) -> zipfile.ZipFile:
-    """The archive, after checking it is not a zip bomb."""
+    """The archive, after checking what its central directory claims (member count, sizes,
+    ratios, encryption). The claims only refuse early: :func:`read_member` enforces the caps on
+    the bytes it actually inflates."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, struct.error) as exc:
         raise FormatError(f"not a readable ZIP archive ({exc})", file=file) from None
+    except NotImplementedError as exc:
+        raise FormatError(f"ZIP archive of a version lorescan cannot read ({exc}; 6.3 is the newest)",
+                          file=file) from None
     infos = archive.infolist()
     if len(infos) > MAX_MEMBERS:
         raise FormatError(f"ZIP has {len(infos)} members; more than {MAX_MEMBERS} are refused", file=file)
     total = 0
     for info in infos:
         total += info.file_size
-        if info.flag_bits & 0x1:
+        if info.flag_bits & 0x41:
             raise FormatError(f"ZIP member {info.filename!r} is encrypted", file=file)
         if info.file_size > (1 << 20) and info.file_size > MAX_RATIO * max(info.compress_size, 1):
             raise FormatError(f"ZIP member {info.filename!r} inflates {info.compress_size} bytes to "
@@ -70,21 +82,90 @@ def open_zip(data: bytes, file: str | None) -> zipfile.ZipFile:
 
 
 def read_member(archive: zipfile.ZipFile, name: str, file: str | None, limit: int) -> bytes:
-    """A member's bytes, never inflating more than ``limit`` whatever its header claims."""
+    """A member's bytes. It is inflated as a stream and never past the size the central directory
+    declares (at most ``limit``): a member that inflates further is refused, whatever its
+    compression, so an archive inflates to no more than the sizes its checks accepted."""
     info = archive.getinfo(name)
     if info.file_size > limit:
         raise FormatError(f"ZIP member {name!r} is {info.file_size} bytes; more than {limit} are refused",
                           file=file)
+    raw = _raw_member(archive, info, file)
     try:
-        with archive.open(info) as stream:
-            body = stream.read(limit + 1)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError, zlib.error) as exc:
+        body, ended = _inflate(info.compress_type, raw, info.file_size + 1)
+    except (OSError, ValueError, EOFError, zlib.error, lzma.LZMAError) as exc:
         raise FormatError(f"ZIP member {name!r} is corrupt ({exc})", file=file) from None
-    except NotImplementedError as exc:
-        raise FormatError(f"ZIP member {name!r} uses an unsupported compression ({exc})", file=file) from None
-    if len(body) > limit:
-        raise FormatError(f"ZIP member {name!r} inflates past {limit} bytes (zip bomb?); refused", file=file)
+    if len(body) > info.file_size:
+        raise FormatError(f"ZIP member {name!r} inflates past the {info.file_size} bytes its header "
+                          "declares (zip bomb?); refused", file=file)
+    if len(body) < info.file_size or not (ended or info.compress_type in (zipfile.ZIP_STORED, zipfile.ZIP_LZMA)):
+        raise FormatError(f"ZIP member {name!r} is corrupt (its data ends early)", file=file)
+    if zlib.crc32(body) != info.CRC:
+        raise FormatError(f"ZIP member {name!r} is corrupt (bad CRC-32)", file=file)
     return body
+
+
+def _raw_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, file: str | None) -> bytes:
+    """The member's compressed bytes, found through its local header."""
+    if info.flag_bits & 0x20:
+        raise FormatError(f"ZIP member {info.filename!r} uses patched data, which lorescan cannot read",
+                          file=file)
+    source = archive.fp
+    if source is None or info.header_offset < 0:
+        raise FormatError(f"ZIP member {info.filename!r} is corrupt (bad offset)", file=file)
+    source.seek(info.header_offset)
+    header = source.read(_LOCAL_HEADER.size)
+    if len(header) < _LOCAL_HEADER.size or header[:4] != ZIP_MAGIC:
+        raise FormatError(f"ZIP member {info.filename!r} is corrupt (no local header)", file=file)
+    fields = _LOCAL_HEADER.unpack(header)
+    source.seek(info.header_offset + _LOCAL_HEADER.size + fields[10] + fields[11])
+    raw = source.read(info.compress_size)
+    if len(raw) < info.compress_size:
+        raise FormatError(f"ZIP member {info.filename!r} is truncated", file=file)
+    return raw
+
+
+def _inflate(method: int, raw: bytes, cap: int) -> tuple[bytes, bool]:
+    """At most ``cap`` bytes inflated from ``raw``, and whether the compressed stream ended."""
+    if method == zipfile.ZIP_STORED:
+        return raw[:cap], True
+    if method == zipfile.ZIP_DEFLATED:
+        inflater = zlib.decompressobj(-15)
+        parts = [inflater.decompress(raw, cap)]
+        size = len(parts[0])
+        while inflater.unconsumed_tail and size < cap:
+            tail = inflater.unconsumed_tail
+            parts.append(inflater.decompress(tail, cap - size))
+            size += len(parts[-1])
+            if not parts[-1] and inflater.unconsumed_tail == tail:
+                break
+        return b"".join(parts), inflater.eof
+    if method == zipfile.ZIP_BZIP2:
+        stream: bz2.BZ2Decompressor | lzma.LZMADecompressor = bz2.BZ2Decompressor()
+    elif method == zipfile.ZIP_LZMA:
+        stream, raw = _lzma(raw, cap)
+    else:
+        raise ValueError(f"compression method {method}, which lorescan cannot read")
+    parts = [stream.decompress(raw, cap)]
+    size = len(parts[0])
+    while not stream.eof and not stream.needs_input and size < cap:
+        parts.append(stream.decompress(b"", cap - size))
+        size += len(parts[-1])
+    return b"".join(parts), stream.eof
+
+
+def _lzma(raw: bytes, cap: int) -> tuple[lzma.LZMADecompressor, bytes]:
+    """A raw LZMA1 decompressor for a ZIP member (a 4-byte header, then the properties), and the
+    stream after them. The dictionary is no larger than the output it may produce."""
+    if len(raw) < 9:
+        raise ValueError("LZMA header is truncated")
+    size = int.from_bytes(raw[2:4], "little")
+    props = raw[4:4 + size]
+    if size < 5 or len(props) < size or props[0] >= 9 * 5 * 5:
+        raise ValueError("bad LZMA properties")
+    lc, rest = props[0] % 9, props[0] // 9
+    dictionary = max(4096, min(int.from_bytes(props[1:5], "little"), cap))
+    lzma1 = {"id": lzma.FILTER_LZMA1, "lc": lc, "lp": rest % 5, "pb": rest // 5, "dict_size": dictionary}
+    return lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=[lzma1]), raw[4 + size:]
 
 
 def member_names(data: bytes, file: str | None) -> list[str]:
@@ -156,8 +237,10 @@ def with_icon_asset(card: dict[str, Any]) -> dict[str, Any]:
     """The V3 card with an ``icon``/``main`` asset pointing at :data:`ICON_PATH` (replacing the
     default ``ccdefault:`` icon)."""
     out = dict(card)
-    data = dict(out.get("data") or {})
-    assets = [a for a in data.get("assets") or [] if not (isinstance(a, dict) and a.get("type") == "icon")]
+    data = dict(out["data"]) if isinstance(out.get("data"), dict) else {}
+    found = data.get("assets")
+    assets = [a for a in found if not (isinstance(a, dict) and a.get("type") == "icon")] \
+        if isinstance(found, list) else []
     assets.insert(0, {"type": "icon", "uri": f"embeded://{ICON_PATH}", "name": "main", "ext": "png"})
     data["assets"] = assets
     out["data"] = data

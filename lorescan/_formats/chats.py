@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from .._errors import FormatError
 from .._model import ChatMessage, TimedEffect, TimedState
-from .common import dump_json, json_writer, parse_json, type_name
+from .common import dump_json, json_writer, parse_json, type_name, utf8
 from .registry import Detector, Format, ReadContext, Reading
 
 if TYPE_CHECKING:
@@ -447,7 +447,7 @@ def write_transcript(chat: Chat) -> bytes:
     if chat.character_name:
         lines.append(f"# character: {chat.character_name}")
     lines += [f"{m.name}: {m.mes}" for m in chat.messages]
-    return ("\n".join(lines) + "\n").encode("utf-8")
+    return utf8("\n".join(lines) + "\n")
 
 
 def looks_like_transcript(text: str) -> bool:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -130,10 +132,25 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def parse_json(text: str, file: str | None, what: str = "") -> Any:
-    """``JSON.parse``: strict JSON (no NaN/Infinity), one-line error with line and column."""
+def _js_int(text: str) -> int | float:
+    """A JSON integer as ``JSON.parse`` reads it when Python will not convert it (over 4,300
+    digits): a JavaScript number that large is ``±Infinity``."""
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        return int(text)
+    except ValueError:
+        return -math.inf if text.startswith("-") else math.inf
+
+
+def parse_json(text: str, file: str | None, what: str = "") -> Any:
+    """``JSON.parse``: strict JSON (no NaN/Infinity), one-line error with line and column. A number
+    too large for a double is ``±Infinity``, as in JavaScript."""
+    try:
+        try:
+            return json.loads(text, parse_constant=_no_constant)
+        except ValueError as exc:
+            if isinstance(exc, json.JSONDecodeError) or "integer string conversion" not in str(exc):
+                raise
+            return json.loads(text, parse_constant=_no_constant, parse_int=_js_int)
     except json.JSONDecodeError as exc:
         raise FormatError(f"{what}invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
                           file=file) from None
@@ -143,11 +160,40 @@ def parse_json(text: str, file: str | None, what: str = "") -> Any:
         raise FormatError(f"{what}JSON nested too deeply", file=file) from None
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _finite(value: Any) -> Any:
+    """The value with every infinite or NaN number ``null``, as ``JSON.stringify`` writes them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 def dump_json(value: Any, indent: int | None = 4) -> str:
-    """JSON text as SillyTavern saves it (``JSON.stringify(value, null, 4)``; compact with ``None``)."""
-    if indent is None:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False)
+    """JSON text as SillyTavern saves it (``JSON.stringify(value, null, 4)``; compact with ``None``):
+    infinite numbers are ``null`` and lone surrogates ``\\uXXXX`` escapes, so the text is valid
+    JSON and encodes to UTF-8."""
+    options: dict[str, Any] = {"separators": (",", ":")} if indent is None else {"indent": indent}
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, **options)
+    except ValueError:
+        text = json.dumps(_finite(value), ensure_ascii=False, allow_nan=False, **options)
+    if _SURROGATE.search(text):
+        text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8, each lone surrogate written as U+FFFD (as Node.js writes a string)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text).encode("utf-8")
 
 
 def json_writer(indent: int | None = 4) -> Callable[[Any], bytes]:
@@ -181,7 +227,7 @@ def entry_from_json(data: Any, file: str | None, uid: Any = None) -> Entry:
     except LorescanError as exc:
         if exc.uid is None:
             exc.uid = uid
-        raise exc.with_file(file or "") if file else exc
+        raise (exc.with_file(file) if file else exc) from None
 
 
 def fill(wi: dict[str, Any], field: str) -> Any:

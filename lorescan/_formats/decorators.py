@@ -65,7 +65,8 @@ def apply_v3_decorators(wi: dict[str, Any]) -> list[str]:
 def _decorator_value(name: str, value: str) -> tuple[Any] | None:
     """``(setting,)`` for a decorator lorescan maps, ``None`` when it does not apply."""
     if name in ("depth", "scan_depth"):
-        return (int(value),) if value.isdigit() else None
+        # ASCII digits only (str.isdigit also takes '²', which int() refuses), as many as int() reads
+        return (int(value),) if value.isascii() and value.isdigit() and len(value) <= 4300 else None
     if name == "position":
         return (V3_POSITIONS[value],) if value in V3_POSITIONS else None
     if name == "role":

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import FormatError
-from .._js import trim
+from .._js import js_string, trim
 from .._model import Lorebook
 from .common import (
     SIMPLE_FIELDS,
@@ -68,14 +68,17 @@ def risu_entry_to_wi(entry: Any, index: int, file: str | None = None) -> dict[st
 
 
 def folders(data: dict[str, Any]) -> dict[str, list[int]]:
-    """Folder name (its ``comment``) → indexes of the rows inside it."""
-    rows = data.get("data") if isinstance(data.get("data"), list) else []
-    names = {r.get("key"): (r.get("comment") or r.get("key")) for r in rows
-             if isinstance(r, dict) and r.get("mode") == "folder"}
-    out: dict[str, list[int]] = {str(n): [] for n in names.values()}
+    """Folder name (its ``comment``) → indexes of the rows inside it. A folder is named by its
+    ``key`` string; a row's ``folder`` that is not a string names no folder."""
+    found = data.get("data")
+    rows: list[Any] = found if isinstance(found, list) else []
+    names = {r["key"]: js_string(r.get("comment") or r["key"]) for r in rows
+             if isinstance(r, dict) and r.get("mode") == "folder" and isinstance(r.get("key"), str)}
+    out: dict[str, list[int]] = {n: [] for n in names.values()}
     for index, row in enumerate(rows):
-        if isinstance(row, dict) and row.get("folder") in names:
-            out[str(names[row["folder"]])].append(index)
+        folder = row.get("folder") if isinstance(row, dict) else None
+        if isinstance(folder, str) and folder in names:
+            out[names[folder]].append(index)
     return out
 
 
