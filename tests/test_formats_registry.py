@@ -254,3 +254,11 @@ def test_a_plugin_may_not_take_a_builtin_name(entry_points) -> None:
 
 
 ST_AGAIN = [Format("st", "another st", "book", (), _read_wordlist)]
+
+
+def test_building_the_command_line_does_not_read_the_registry() -> None:
+    from lorescan._cli.main import build_parser
+
+    registry.reset()
+    build_parser()                                  # every command starts with this: keep it cheap
+    assert registry.registry.cache_info().currsize == 0

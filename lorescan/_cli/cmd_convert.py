@@ -17,24 +17,37 @@ def _and(names: list[str]) -> str:
 def epilog() -> str:
     """The list of output formats and what ``--to`` names mean, from the format registry."""
     formats = registry.formats()
-    listed = "\n".join(f"  {f.name:<15} {f.description}" for f in formats if f.target)
-    means = "; ".join(f"for {_KIND_WORDS[kind]}, " + _and([f"{alias} means {f.name}" for f in formats
-                                                          if f.kind == kind for alias in f.kind_aliases])
-                      for kind in registry.KINDS if any(f.kind == kind and f.kind_aliases for f in formats))
-    own_only = _and([f.name for f in formats if not f.target])
+    targets = registry.targets()
+    listed = "\n".join(f"  {f.name:<15} {f.description}" for f in formats if f.name in targets)
+    means = []
+    for kind in registry.KINDS:
+        pairs = [f"{alias} means {f.name}" for f in formats if f.kind == kind for alias in f.kind_aliases]
+        if pairs:
+            means.append(f"for {_KIND_WORDS[kind]}, {_and(pairs)}")
+    sentence = "; ".join(means)
+    own_only = _and([f.name for f in formats if f.write is not None and f.name not in targets])
+    also = f"\n  (also for {own_only}, which can only be written back to themselves)." if own_only else "."
     return f"""output formats (--to):
 {listed}
 
-  {means[0].upper() + means[1:]}.
-  Without --to the file is written in its own format: unchanged content gives identical bytes
-  (also for {own_only}, which can only be written back to themselves).
+  {sentence[:1].upper() + sentence[1:]}.
+  Without --to the file is written in its own format: unchanged content gives identical bytes{also}
   Lossy targets print which entry fields they cannot hold. The input file is never overwritten."""
+
+
+#: Stands for :func:`epilog` until the help is printed: the registry is read only then.
+_EPILOG = "output formats (--to): see lorescan convert --help"
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    def add_text(self, text: str | None) -> None:
+        super().add_text(epilog() if text is _EPILOG else text)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("convert", help="convert between lorebook, card and chat formats",
                        description="Reads IN (format detected from its content) and writes OUT.",
-                       epilog=epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=_EPILOG, formatter_class=_HelpFormatter)
     p.add_argument("input", metavar="IN", help="any supported lorebook, character card or chat file")
     p.add_argument("-o", "--output", metavar="OUT", required=True, help="file to write (never IN)")
     p.add_argument("--to", metavar="FORMAT", help="output format (default: IN's own format)")

@@ -68,7 +68,7 @@ class Detector:
     test: Callable[[Any], bool]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ReadContext:
     """What a reader gets besides the input: the file's name for messages, the book name to use
     (``stem``: ``--name``, else the file name without its extension), ``--name`` as given, the
@@ -81,7 +81,7 @@ class ReadContext:
     shape: Shape
 
 
-@dataclass
+@dataclass(slots=True)
 class Reading:
     """What a reader found: books, chat, character card and warnings; ``raw`` is the parsed
     document a writer in the same format starts from (``image``: a card's picture)."""
@@ -110,8 +110,8 @@ class Format:
     ``write(loaded, same_format) -> (document, serialise)``: ``loaded`` is what :func:`lorescan.load`
     returned (``books``, ``chat``, ``character``, ``raw``, ``source``, ``image``), already checked to
     hold one book, a card or a chat as the kind needs; ``serialise(document)`` gives the bytes.
-    ``target``: listed as a ``--to`` target (else it is only ever written back to a file of its
-    own format). ``aliases``: other ``--to`` names for it; ``kind_aliases``: names of other
+    ``target``: a ``--to`` target when it has a writer (else it is only ever written back to a
+    file of its own format). ``aliases``: other ``--to`` names for it; ``kind_aliases``: names of other
     formats that mean this one when the file being written is of this format's kind (``ccv3``
     for a lorebook means ``lorebook_v3``). ``carries``: the entry fields it can hold (``None``:
     every field, or not a lorebook format); ``carried_values``: values of other fields it still
@@ -153,7 +153,7 @@ class Registry:
         self.kind_aliases: dict[tuple[Kind, str], str] = {}
         for fmt in declared:
             self._add_names(fmt)
-        self.targets = tuple(f.name for f in self.formats if f.target)
+        self.targets = tuple(f.name for f in self.formats if f.target and f.write is not None)
         #: Per shape: groups of equal priority, in order; each group's (format, test) pairs.
         self.groups: dict[Shape, list[list[tuple[Format, Callable[[Any], bool]]]]] = {}
         detectors = sorted(((d, f) for f in declared for d in f.detect), key=lambda df: df[0].priority)
