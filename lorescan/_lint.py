@@ -192,7 +192,7 @@ class _Linter:
         return [f for _, f in sorted(self.findings, key=lambda x: x[0])]
 
     # per entry ---------------------------------------------------------------------------------
-    def entry(self, book: str, ce: CompiledEntry, levels: set[float]) -> None:
+    def entry(self, book: str, ce: CompiledEntry, levels: set[float | str]) -> None:
         always = ce.constant or "@@activate" in ce.decorators
         keys = ce.keys if isinstance(ce.keys, list) else []
         if not always:
@@ -310,7 +310,7 @@ class _Linter:
                      "AND ALL with an empty secondary key: the empty key never matches, so the entry "
                      "never fires", "remove the empty secondary key")
 
-    def delay(self, book: str, ce: CompiledEntry, levels: set[float]) -> None:
+    def delay(self, book: str, ce: CompiledEntry, levels: set[float | str]) -> None:
         if not ce.delay_until_recursion:
             return
         s = self.settings

@@ -97,7 +97,8 @@ class ScanBuffer:
         return self._present_end
 
     def ensure_scanned(self, depth: float) -> None:
-        upto = min(self.chat_length, MAX_SCAN_DEPTH, int(depth) if depth == depth else 0)
+        # SillyTavern reads no message at a depth of NaN or at most 0, and at most MAX_SCAN_DEPTH
+        upto = min(self.chat_length, MAX_SCAN_DEPTH, int(min(depth, MAX_SCAN_DEPTH)) if depth > 0 else 0)
         start = self._scanned
         if upto > start:
             self.message(upto - 1)      # every message up to there, trimmed

@@ -7,6 +7,7 @@ exactly, so a seeded replay makes the same draws as SillyTavern would.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import reduce
 from typing import TYPE_CHECKING, AbstractSet
 
 from . import _js
@@ -83,7 +84,7 @@ def gate(ev: _Evaluation, ce: CompiledEntry, state: int) -> tuple[bool, str]:
     if not sticky and ce.delay_until_recursion:
         if state != RECURSION:
             return False, "delayed until recursion"
-        if ce.dur_level > ev.recursion_level:
+        if _js.less_than(ev.recursion_level, ce.dur_level):
             return False, f"delayed until recursion level {_js.js_string(ce.dur_level)}"
     if state == RECURSION and ev.settings.world_info_recursive and ce.exclude_recursion and not sticky:
         return False, "excluded from recursion"
@@ -292,15 +293,15 @@ def filter_groups(ev: _Evaluation, new: list[CompiledEntry], state: int,
                 if x is not winner:
                     remove(x, f"lost group {name!r} to {winner.key} (override, higher order)")
             continue
-        weights = [_js.to_number(x.group_weight) for x in group]
-        total = sum(weights)
+        weights = [x.group_weight for x in group]   # JavaScript's + joins them if one is a string
+        total = _js.to_number(reduce(_js.add, weights, 0))
         roll = draw() * total
         ev.note_roll(f"group {name!r}", roll, total)
-        acc = 0.0
+        acc: object = 0
         winner = None
         for x, w in zip(group, weights):
-            acc += w
-            if roll <= acc:
+            acc = _js.add(acc, w)
+            if _js.less_equal(roll, acc):
                 winner = x
                 break
         if winner is None:
