@@ -111,13 +111,13 @@ def emit(ev: _Evaluation, activated: list[CompiledEntry], meter: BudgetMeter) ->
         if a is None or a.__dict__["content"] is not text or a.__dict__["pass_index"] != pass_index:
             # what model_construct stores, without its per-field loop (a test pins it)
             a = new(Activation)
-            if own:
-                built[g] = a
             _set(a, "__dict__", {"book": ce.world, "uid": ce.uid, "key": ce.key, "position": ce.position,
                                  "order": ce.order, "content": text, "pass_index": pass_index})
             _set(a, "__pydantic_fields_set__", _ACTIVATION_FIELDS)
             _set(a, "__pydantic_extra__", None)
             _set(a, "__pydantic_private__", None)
+            if own:
+                built[g] = a     # shared once whole: another thread may read it at once
         acts.append(a)
     return _construct(ActivationResult, {
         "activated": acts,

@@ -280,10 +280,10 @@ class Needles:
             if not self.regex_ready(rid):
                 continue
             key = self.regex_keys[rid]
-            rx = key.regex
-            if rx.test(text):  # type: ignore[union-attr]
+            got = key.regex.test_or_timeout(text)  # type: ignore[union-attr]
+            if got:
                 found.add(rid)
-            elif rx.timed_out:  # type: ignore[union-attr]
+            elif got is None:   # timed out
                 self.regex_live[rid] = False
                 self.deaths += 1
                 for how in range(3):

@@ -278,9 +278,9 @@ class ScanBuffer:
             mk = (text, piece, how)
             got = memo.get(mk)
             if got is None:
-                got = rx.test("\x01" + piece if how == _AFTER_MARK else piece + "\n" if how == _BEFORE_NEWLINE
-                              else piece)
-                if rx.timed_out:
+                got = rx.test_or_timeout("\x01" + piece if how == _AFTER_MARK else piece + "\n"
+                                         if how == _BEFORE_NEWLINE else piece)
+                if got is None:   # timed out
                     # as one search of the whole text would: no match, and one timeout's worth of
                     # time (the pieces left are not tried); not remembered, so tried again next time
                     return False
