@@ -349,7 +349,7 @@ class _Linter:
         pos = ce.position
         top = 7 if self.mode.outlets else 6
         number = isinstance(pos, (int, float)) and not isinstance(pos, bool) and pos == pos \
-            and float(pos).is_integer()
+            and (isinstance(pos, int) or pos.is_integer())
         if not number or not 0 <= pos <= top:
             self.add("unknown-position", ce, book, "position",
                      f"position {_j(pos)} is not a number from 0 to {top} (compared with ===): the entry "
@@ -375,7 +375,7 @@ class _Linter:
             return
         content = substitute(ce.content, MacroEnv())
         budget = self.settings.budget_tokens()
-        if self.counter.name in TOKENIZERS and len(content.encode("utf-8")) + 7 < budget:
+        if self.counter.name in TOKENIZERS and len(content.encode("utf-8", "surrogatepass")) + 7 < budget:
             return                         # the built-in counters never exceed UTF-8 bytes (+6 overhead)
         tokens = self.counter.count(content + "\n")
         if tokens >= budget:

@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 
 import lorescan
 from lorescan import ChatMessage, Lorebook, LorescanError, Settings, TimedState
+from lorescan._explain import explain
+from lorescan._lint import lint
 
 NINES = int("9" * 309)       # beyond the largest double: Infinity to JavaScript
 EXAMPLES = int(os.environ.get("LORESCAN_FUZZ_EXAMPLES", "60"))
@@ -209,3 +211,33 @@ def test_generated_hostile_entries(entries: list[dict[str, Any]], recursive: boo
         assert plain.model_dump(exclude={"trace", "timed"}) == traced.model_dump(exclude={"trace", "timed"})
         assert plain.timed.to_json(with_hash=True) == traced.timed.to_json(with_hash=True)
         states = [plain.timed, traced.timed]
+
+
+def test_lint_and_explain_read_hostile_entries() -> None:
+    book = Lorebook.from_entries("b", [{"uid": 0, "key": ["hello"], "content": "a\ud800", "position": NINES,
+                                        "probability": "Infinity", "scanDepth": math.inf, "sticky": 1}])
+    codes = {f.code for f in lint([book])}
+    assert "unknown-position" in codes
+    lore = lorescan.compile([book], tokenizer="chars4")
+    chat = _chat(1)
+    result = lore.activate(chat, trace=True)
+    why = explain(lore, result, "b.0", chat, settings=Settings(), user_name="U", char_name="C")
+    assert why.activated and result.activated_keys() == ["b.0"]
+
+
+@settings(max_examples=max(EXAMPLES // 3, 10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_book())
+def test_lint_and_explain_generated_hostile_entries(entries: list[dict[str, Any]]) -> None:
+    """The author tools read the same entries without an exception other than ``LorescanError``."""
+    try:
+        book = Lorebook.from_entries("b", entries)
+        lint([book])
+        lore = lorescan.compile([book], tokenizer="chars4")
+        chat = [ChatMessage(name="U", is_user=True, mes="hello \ud800 Infinity")]
+        result = lore.activate(chat, settings=Settings(world_info_recursive=True), trace=True)
+        for e in entries:
+            why = explain(lore, result, f"b.{e['uid']}", chat, settings=Settings(world_info_recursive=True),
+                          user_name="U", char_name="C")
+            assert why.activated == (f"b.{e['uid']}" in result.activated_keys())
+    except LorescanError:
+        pass
