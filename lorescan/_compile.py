@@ -7,7 +7,6 @@ built on first use and cached inside it.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable
@@ -90,14 +89,16 @@ class CompiledEntry:
             self.decorators, self.content = _NO_DECORATORS, raw
         self.order = order
         # the number JavaScript sorts by; an exact int as it is (no float object per entry)
-        self.order_num = order if type(order) is int and -_EXACT <= order <= _EXACT else (
-            float(order) if type(order) is int else _js.sort_key_number(order))
+        self.order_num = order if type(order) is int and -_EXACT <= order <= _EXACT else _js.sort_key_number(order)
         self.constant = _truthy(constant)
         if dur is False or dur is None or (dur == 0 and type(dur) is int):   # the usual values, fast
-            self.delay_until_recursion, self.dur_level = False, 0.0
+            self.delay_until_recursion = False
+            self.dur_level: float | str = 0.0
         else:
             self.delay_until_recursion = _truthy(dur)
-            self.dur_level = (1.0 if dur is True else _js.to_number(dur)) if self.delay_until_recursion else 0.0
+            #: the level as SillyTavern compares it: a number, or a string (strings compare as strings)
+            self.dur_level = (1.0 if dur is True else dur if isinstance(dur, str) else _js.to_number(dur)) \
+                if self.delay_until_recursion else 0.0
 
     def _identify(self) -> None:
         entry = self.entry
@@ -106,7 +107,8 @@ class CompiledEntry:
         self.world = world if isinstance(world, str) else self.book
         uid = entry.__dict__["uid"]
         self.uid = uid
-        self.key = f"{self.world}.{uid}" if type(uid) is int else f"{self.world}.{_js.js_string(uid)}"
+        self.key = f"{self.world}.{uid}" if type(uid) is int and -_EXACT <= uid <= _EXACT \
+            else f"{self.world}.{_js.js_string(uid)}"
         self._hash: int | None = None
 
     def _fill(self) -> None:
@@ -251,19 +253,9 @@ def _split_groups(group: str) -> list[str]:
     return [g for g in _GROUP_SPLIT.split(group) if g]
 
 
-def _js_json(value: Any) -> Any:
-    if isinstance(value, float) and value == value and value == int(value) and abs(value) < 1e21:
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _js_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_js_json(v) for v in value]
-    return value
-
-
 def _st_entry_json(ce: CompiledEntry) -> str:
     """``JSON.stringify`` of the entry as SillyTavern loads it: ``{uid, world, ...rest, decorators}``."""
-    data = ce.entry.to_json()
+    data = ce.entry.to_json(mode="python")
     obj: dict[str, Any] = {}
     if "uid" in data:
         obj["uid"] = data["uid"]
@@ -273,15 +265,15 @@ def _st_entry_json(ce: CompiledEntry) -> str:
             obj[k] = v
     obj["decorators"] = ce.decorators
     obj["content"] = ce.content
-    return json.dumps(_js_json(obj), ensure_ascii=False, separators=(",", ":"))
+    return _js.json_stringify(obj)
 
 
 def cyrb53(text: str, seed: int = 0) -> int:
-    """SillyTavern's ``getStringHash`` (cyrb53 over UTF-16 code units)."""
+    """SillyTavern's ``getStringHash`` (cyrb53 over UTF-16 code units; a lone surrogate is one)."""
     m32 = 0xFFFFFFFF
     h1 = (0xDEADBEEF ^ seed) & m32
     h2 = (0x41C6CE57 ^ seed) & m32
-    data = text.encode("utf-16-le")
+    data = text.encode("utf-16-le", "surrogatepass")
     for i in range(0, len(data), 2):
         ch = data[i] | (data[i + 1] << 8)
         h1 = ((h1 ^ ch) * 2654435761) & m32

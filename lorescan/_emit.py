@@ -10,6 +10,7 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Any
 
+from . import _js
 from ._budget import BudgetMeter
 from ._compile import CompiledEntry, ForcedEntry
 from ._model import Activation, ActivationResult, DepthGroup, ExampleEntry, construct
@@ -19,7 +20,9 @@ from ._state import EvalState
 def _strict_key(value: Any) -> Any:
     """A key equal for two JSON scalars exactly when JavaScript's ``===`` holds between them
     (numbers by value, other types by type and value; NaN equals nothing, not even itself)."""
-    if type(value) is int or type(value) is float:
+    if type(value) is int:    # JavaScript holds it as a double: beyond 2**53, the nearest one
+        return value if -_EXACT <= value <= _EXACT else _js.int_to_number(value)
+    if type(value) is float:
         return value if value == value else object()
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value) if value == value else object()
@@ -33,6 +36,7 @@ def _strict_key(value: Any) -> Any:
 #: activation's memory); an activation is immutable, and pydantic copies the set for ``model_copy``.
 _ACTIVATION_FIELDS = set(Activation.model_fields)
 _ORDER = attrgetter("order_num")
+_EXACT = 2**53
 
 
 def emit(st: EvalState, activated: list[CompiledEntry], meter: BudgetMeter,

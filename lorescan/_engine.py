@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import random as _random
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -63,7 +64,21 @@ def _gc_paused() -> Iterator[None]:
 
 
 class Lore:
-    """Compiled lorebooks, reusable across evaluations (build with :func:`lorescan.compile`)."""
+    """Compiled lorebooks, reusable across evaluations (build with :func:`lorescan.compile`).
+
+    Threads: :meth:`activate` may be called from several threads at once on one ``Lore``, a new
+    one included, with any settings, names, forced activations, timed state or ``trace``; each
+    call gets the result a lone caller would. What it builds on first use (scan orders, key
+    indexes, macro keys per pair of names, entry records, memos) is built aside and published with
+    one assignment, so a thread sees it whole or not at all (two threads may build the same thing
+    at once; the copies are equal). The same holds for :func:`lorescan.activate`,
+    :func:`lorescan.replay` and :func:`lorescan.compile` (``cache=True`` too). Not to be shared
+    between threads: a :class:`~lorescan.Session` (one per chat), a random source passed as ``rng``
+    (the draws would interleave), and a token counter of your own unless it is thread-safe; the
+    books must not change once compiled. Evaluation is pure Python and holds the GIL, so threads
+    serve requests concurrently but do not run faster together, and a regex key's time limit is
+    wall-clock time, which a heavily loaded process spends waiting too.
+    """
 
     def __init__(self, books: Sequence[Lorebook], compat: Mode | str = "1.18",
                  tokenizer: str | TokenCounter = "cl100k", quirks: bool = True,
@@ -390,6 +405,7 @@ def _injections(r: ActivationRequest, env: MacroEnv, fields: dict[str, str]) -> 
 
 
 _COMPILED: OrderedDict[tuple, Lore] = OrderedDict()
+_COMPILED_LOCK = threading.Lock()
 
 
 def compile(books: Sequence[Lorebook], *, compat: str | Mode = "1.18",
@@ -413,14 +429,17 @@ def compile(books: Sequence[Lorebook], *, compat: str | Mode = "1.18",
     if cache and isinstance(tokenizer, str) and books and all(b.content_hash for b in books):
         key = (tuple((b.content_hash, b.name, b.scope, len(b.entries)) for b in books),
                compat, tokenizer, quirks)
-        lore = _COMPILED.get(key)
+        with _COMPILED_LOCK:    # compile(cache=True) may be called from several threads
+            lore = _COMPILED.get(key)
+            if lore is not None:
+                _COMPILED.move_to_end(key)
         if lore is not None:
-            _COMPILED.move_to_end(key)
             lore._key_index(prepare)
             return lore
     lore = Lore(books, compat=compat, tokenizer=tokenizer, quirks=quirks, prepare=prepare)
     if key is not None:
-        _COMPILED[key] = lore
-        while len(_COMPILED) > 8:
-            _COMPILED.popitem(last=False)
+        with _COMPILED_LOCK:
+            _COMPILED[key] = lore
+            while len(_COMPILED) > 8:
+                _COMPILED.popitem(last=False)
     return lore

@@ -337,7 +337,7 @@ class _KeyReport:
 
     def _beyond_depth(self, key: str, role: str, pas: int | None) -> KeyMatch | None:
         depth = self.ctx.depth(self.ce, pas)
-        start = int(depth) if depth > 0 and depth == depth else 0
+        start = int(min(depth, MAX_SCAN_DEPTH)) if depth > 0 else 0
         older = [_Piece("message", text, label, message=number) for number, label, text in self.ctx.messages[start:]
                  if text]
         return next((m for m in _locate(key, role, older, pas, self.ctx.env, self.cs, self.ww) if m.counts), None)

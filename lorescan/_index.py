@@ -286,8 +286,10 @@ class BoundIndex:
         gid = ce.gid
         rec = self.plain_records[gid]
         if rec is UNBUILT:
-            rec = self.plain_records[gid] = _plain_record(ce, self.primary.get(gid, ()), self.secondary.get(gid, ()),
-                                                          self.regex_ready)
+            deaths = self._count_deaths()
+            rec = _plain_record(ce, self.primary.get(gid, ()), self.secondary.get(gid, ()), self.regex_ready)
+            if self._count_deaths() == deaths:   # else a regex needle it used may have died meanwhile
+                self.plain_records[gid] = rec
         return rec  # type: ignore[return-value]
 
     def hits(self, text: str) -> frozenset[int]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
+from functools import cmp_to_key
 from typing import Any
 
 #: JavaScript ``String.prototype.trim`` strips WhiteSpace and LineTerminator code points.
@@ -49,34 +50,54 @@ def truthy(value: Any) -> bool:
 
 
 def to_number(value: Any) -> float:
-    """``Number(value)`` for JSON values (``NaN`` where JavaScript gives ``NaN``)."""
+    """``Number(value)`` for JSON values: ``NaN`` where JavaScript gives ``NaN``, and an integer
+    too large for a double gives ``Infinity``, as JavaScript reads it (never ``OverflowError``)."""
+    if type(value) is float:
+        return value
+    if type(value) is int:
+        return int_to_number(value)
     if value is None:
         return 0.0
     if isinstance(value, bool):
         return 1.0 if value else 0.0
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):
+        return int_to_number(int(value))
+    if isinstance(value, float):
         return float(value)
     if isinstance(value, str):
-        s = trim(value)
-        if s == "":
-            return 0.0
-        try:
-            if s.lower().startswith(("0x", "0o", "0b")):
-                return float(int(s, 0))
-            if s in ("Infinity", "+Infinity"):
-                return math.inf
-            if s == "-Infinity":
-                return -math.inf
-            if s.lower() in ("inf", "+inf", "-inf", "nan", "infinity", "-infinity", "+infinity"):
-                return math.nan
-            return float(s)
-        except ValueError:
-            return math.nan
-    if isinstance(value, list):
-        if not value:
-            return 0.0
-        if len(value) == 1:
-            return to_number(value[0])
+        return string_to_number(value)
+    if isinstance(value, (list, tuple)):   # ToPrimitive: the array joined with ","
+        return string_to_number(js_string(list(value)))
+    return math.nan                        # an object: "[object Object]"
+
+
+def int_to_number(n: int) -> float:
+    """The double nearest ``n`` (ties to even), as JavaScript reads an integer literal; ``±Infinity``
+    beyond the largest double."""
+    try:
+        return float(n)
+    except OverflowError:
+        return math.inf if n > 0 else -math.inf
+
+
+#: JavaScript's StringNumericLiteral after trimming: a decimal literal (ASCII digits, no ``_``),
+#: ``Infinity`` with an optional sign, or an unsigned ``0x``/``0o``/``0b`` integer
+_DECIMAL = re.compile(r"[+-]?(?:Infinity|(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
+_RADIX = re.compile(r"0(?:[xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)")
+
+
+def string_to_number(text: str) -> float:
+    """``Number(text)``: JavaScript's whitespace trimmed, ``""`` is 0, and anything outside its
+    numeric grammar is ``NaN`` (Python's ``float`` would also take ``inf``, ``1_0``, ``１``)."""
+    s = trim(text)
+    if not s:
+        return 0.0
+    if _DECIMAL.fullmatch(s):
+        if s[-1] == "y":     # [+-]Infinity
+            return -math.inf if s[0] == "-" else math.inf
+        return float(s)      # correctly rounded; out of range gives ±inf, never an error
+    if _RADIX.fullmatch(s):
+        return int_to_number(int(s[2:], {"x": 16, "o": 8, "b": 2}[s[1].lower()]))
     return math.nan
 
 
@@ -130,16 +151,128 @@ def sort_key_number(value: Any) -> float:
 
 
 def js_string(value: Any) -> str:
-    """``String(value)`` for JSON values, used where SillyTavern builds ``"<world>.<uid>"`` keys."""
+    """``String(value)`` for JSON values, used where SillyTavern builds ``"<world>.<uid>"`` keys
+    (``None`` stands for a missing value: ``"undefined"``). A number is written as JavaScript holds
+    it: an integer beyond 2**53 as the nearest double (``Infinity`` beyond the largest)."""
     if value is None:
         return "undefined"
     if value is True:
         return "true"
     if value is False:
         return "false"
-    if isinstance(value, float):
-        return number_string(value)
-    return str(value)
+    if type(value) is int:
+        return str(value) if -_EXACT <= value <= _EXACT else number_string(int_to_number(value))
+    if isinstance(value, (int, float)):
+        return number_string(to_number(value))
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):   # Array.prototype.join: null elements are empty
+        return ",".join("" if v is None else js_string(v) for v in value)
+    return "[object Object]"
+
+
+_EXACT = 2**53   # integers up to this size are exact as JavaScript numbers
+
+
+def add(a: Any, b: Any) -> Any:
+    """``a + b`` on JSON values: strings join when either side is one (after ``ToPrimitive``: an
+    array becomes its joined string, an object ``"[object Object]"``), else numbers add."""
+    if isinstance(a, (list, tuple, dict)):
+        a = js_string(a)
+    if isinstance(b, (list, tuple, dict)):
+        b = js_string(b)
+    if isinstance(a, str) or isinstance(b, str):
+        return (a if isinstance(a, str) else js_string(a)) + (b if isinstance(b, str) else js_string(b))
+    return to_number(a) + to_number(b)
+
+
+def less_than(a: Any, b: Any) -> bool:
+    """``a < b`` on JSON values: two strings compare by UTF-16 code units, anything else as
+    numbers (a ``NaN`` side makes it false)."""
+    if isinstance(a, str) and isinstance(b, str):
+        if a.isascii() and b.isascii():
+            return a < b
+        return a.encode("utf-16-be", "surrogatepass") < b.encode("utf-16-be", "surrogatepass")
+    return to_number(a) < to_number(b)
+
+
+def less_equal(a: Any, b: Any) -> bool:
+    """``a <= b`` on JSON values: ``!(b < a)``, but false when a side is ``NaN``."""
+    if isinstance(a, str) and isinstance(b, str):
+        return not less_than(b, a)
+    x, y = to_number(a), to_number(b)
+    return x <= y
+
+
+def ascending_set(values: Iterable[Any]) -> list[Any]:
+    """``[...new Set(values)].sort((a, b) => a - b)``: distinct values (a number and a string stay
+    apart) in first-seen order, then sorted by their difference as numbers, ``NaN`` counting as
+    equal, with the same merge sort as V8's (a port of Python's)."""
+    distinct = list(dict.fromkeys(values))
+    return sorted(distinct, key=cmp_to_key(_subtract_sign))
+
+
+def _subtract_sign(a: Any, b: Any) -> int:
+    d = to_number(a) - to_number(b)
+    return -1 if d < 0 else 1 if d > 0 else 0   # NaN: 0, as the sort's comparator result
+
+
+def json_stringify(value: Any) -> str:
+    """``JSON.stringify(value)`` for JSON values: keys in ``Object.keys`` order, numbers as
+    JavaScript writes them (``null`` for ``Infinity`` and ``NaN``), and a lone surrogate escaped
+    as ``\\udXXX`` (well-formed ``JSON.stringify``, every current browser)."""
+    out: list[str] = []
+    _stringify(value, out)
+    return "".join(out)
+
+
+def _stringify(value: Any, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(_quote(value))
+    elif value is None:
+        out.append("null")
+    elif value is True or value is False:
+        out.append("true" if value else "false")
+    elif isinstance(value, (int, float)):
+        x = to_number(value)
+        out.append(number_string(x) if x - x == 0 else "null")   # x - x: NaN when not finite
+    elif isinstance(value, (list, tuple)):
+        out.append("[")
+        for i, v in enumerate(value):
+            if i:
+                out.append(",")
+            _stringify(v, out)
+        out.append("]")
+    elif isinstance(value, dict):
+        keys = [k if isinstance(k, str) else js_string(k) for k in value]
+        items = list(value.values())
+        out.append("{")
+        for n, i in enumerate(object_key_order(keys)):
+            if n:
+                out.append(",")
+            out.append(_quote(keys[i]))
+            out.append(":")
+            _stringify(items[i], out)
+        out.append("}")
+    else:
+        out.append("{}")
+
+
+_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+                 "\t": "\\t"}
+#: what JSON.stringify escapes: a surrogate pair (group 1) is kept, a lone surrogate is not
+_NEEDS_ESCAPE = re.compile(r'([\ud800-\udbff][\udc00-\udfff])|["\\\x00-\x1f\ud800-\udfff]')
+
+
+def _escape(m: re.Match[str]) -> str:
+    if m.group(1):
+        return m.group(1)
+    ch = m.group(0)
+    return _JSON_ESCAPES.get(ch) or f"\\u{ord(ch):04x}"
+
+
+def _quote(text: str) -> str:
+    return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'
 
 
 def number_string(x: float) -> str:

@@ -114,8 +114,9 @@ class JsRegex:
             self._whole = (rx.match if "y" in self.flags else rx.search,)
         return self._whole
 
-    def _find(self, runs: _Runs, text: str, strict: bool) -> tuple[str, regex.Match[str] | None]:
-        """The first match of the first of ``runs`` that matches; they share one time budget."""
+    def _find(self, runs: _Runs, text: str, strict: bool) -> tuple[str, regex.Match[str] | None, bool]:
+        """The first match of the first of ``runs`` that matches (they share one time budget), and
+        whether the search timed out."""
         s, late = (utf16(text) if self._utf16 else text), False
         t0 = time.monotonic() if len(runs) > 1 else 0.0
         for run in runs:
@@ -127,22 +128,29 @@ class JsRegex:
                 continue
             if m is not None:
                 self.timed_out = False
-                return s, m
+                return s, m, False
         self.timed_out = late
         if late:
             _TIMEOUTS[0] += 1
             if strict:
                 raise RegexTimeout(f"/{self.source}/{self.flags} timed out")
-        return s, None
+        return s, None, late
 
     def test(self, text: str, *, strict: bool = False) -> bool:
         """``RegExp.prototype.test(text)`` with lastIndex 0; a timeout gives False and sets ``timed_out``."""
         runs = self._tests if len(text) >= _SPLIT_AT else self._whole or self._one()
         return self._find(runs, text, strict)[1] is not None
 
+    def test_or_timeout(self, text: str) -> bool | None:
+        """``test(text)``, or ``None`` when the search timed out. Unlike ``timed_out``, which the
+        last search of any thread sets, the answer belongs to this call."""
+        runs = self._tests if len(text) >= _SPLIT_AT else self._whole or self._one()
+        _, m, late = self._find(runs, text, False)
+        return None if late else m is not None
+
     def search_span(self, text: str, *, strict: bool = False) -> tuple[int, int] | None:
         """The span (Python indices into ``text``) of the first match, or None (also on timeout)."""
-        s, m = self._find(self._whole or self._one(), text, strict)
+        s, m, _ = self._find(self._whole or self._one(), text, strict)
         if m is None:
             return None
         start, end = int(m.start()), int(m.end())

@@ -1,11 +1,12 @@
 """Keys prepared for scanning: needle ids, the automata that find them, and the slow kinds.
 
 Plain keys become needle ids in two Aho-Corasick automata (case-folded and exact); regex keys,
-blank keys and keys holding ``"\\x01"`` stay :class:`Key` objects, a regex key with prefilter
-needles so it is only tried where one occurs. Such a regex key that can only match within one piece
-of scan text also gets a regex needle id, added to a text's hits when the regex matches it, so it
-is looked up like a plain key. A new multi-word key (a phrase) is not put in the automata (it
-would make most of the trie): it is found through its longest word, then looked for in the piece.
+blank keys, keys holding ``"\\x01"`` and keys longer than :data:`MAX_NEEDLE` stay :class:`Key`
+objects, a regex key (and a long key) with prefilter needles so it is only tried where one
+occurs. Such a regex key that can only match within one piece of scan text also gets a regex
+needle id, added to a text's hits when the regex matches it, so it is looked up like a plain key.
+A new multi-word key (a phrase) is not put in the automata (it would make most of the trie): it is
+found through its longest word, then looked for in the piece.
 :mod:`lorescan.index` builds the index of a book's entries from these.
 """
 
@@ -15,14 +16,14 @@ import re
 from collections import deque
 from collections.abc import Iterable, Sequence
 from functools import partial
-from itertools import repeat
+from itertools import compress, repeat
 
 import ahocorasick
 
 from . import _js
 from ._jsregex import JsRegex, parse_regex_key
 from ._macros import MacroEnv, substitute
-from ._match import MatchMode, is_word_char, regex_key_source, whole_word_pattern
+from ._match import MatchMode, find_word, is_word_char, regex_key_source
 from ._prefilter import required_literals
 
 MARKER = "\x01"
@@ -30,9 +31,19 @@ TIMED_OUT = "timed out"   # a piece memo's note: searching this piece timed out
 
 SKIP, PLAIN, EMPTY, REGEX, SLOW = range(5)  # PLAIN keys are bare needle ids
 
+#: The longest text put in an automaton. pyahocorasick (2.3.1) frees a trie recursively, about 16
+#: bytes of C stack per character of its longest word: a key of ~550,000 characters overflows the
+#: main thread's 8 MiB stack when the automaton is freed (a segfault), and one of ~16,000 a
+#: thread's 256 KiB stack. 1,000 characters use 16 KiB, safe on any thread stack a Python service
+#: runs on (musl's default is 128 KiB), and far beyond any real key (the longest in the corpora has
+#: 274 characters). A longer key is searched in the scan text itself (``SLOW``), as SillyTavern
+#: searches every key, and found through its first MAX_NEEDLE characters.
+MAX_NEEDLE = 1000
+
 
 class Key:
-    """A key that needs more than an automaton lookup (regex, blank, ``\\x01``, or not matchable).
+    """A key that needs more than an automaton lookup (regex, blank, ``\\x01``, too long for the
+    automata, or not matchable).
 
     Plain keys are stored as bare needle ids (ints) instead; both kinds keep their position in the
     entry's key list so traces can name the raw key.
@@ -70,7 +81,7 @@ def match_key_text(haystack: str, needle: str, case_sensitive: bool, whole_words
     if whole_words:
         if len(_js.split_ws(needle)) > 1:
             return needle in haystack
-        return re.search(whole_word_pattern(needle), haystack) is not None
+        return find_word(haystack, needle)
     return needle in haystack
 
 
@@ -119,6 +130,8 @@ class Needles:
         self.deaths = 0                                  # regex needles given up (a search timed out)
 
     def add(self, needle: str, cs: bool, word: bool) -> int:
+        if len(needle) > MAX_NEEDLE:    # never reached: callers keep longer texts out of the automata
+            raise ValueError(f"a needle of {len(needle)} characters is too long for the automata")
         ids = self.ids.get((cs, word))
         if ids is None:
             ids = self.ids[(cs, word)] = {}
@@ -151,16 +164,24 @@ class Needles:
         except TypeError:   # a key that is not a string
             phrases = [r for r in rest if type(r) is str and _PHRASE(r)]
         cache: dict[object, KeyItem] = {raw: _prepare_raw(raw, mode, self) for raw in rest.difference(phrases)}
-        self._add_bulk(words, cs, ww, cache)
-        self._add_bulk(phrases, cs, False, cache, phrases=True)
+        too_long = self._add_bulk(words, cs, ww, cache)
+        too_long += self._add_bulk(phrases, cs, False, cache, phrases=True)
+        for raw in too_long:
+            cache[raw] = _prepare_raw(raw, mode, self)
         return cache
 
     def _add_bulk(self, raws: list[str], cs: bool, word: bool, cache: dict[object, KeyItem],
-                  phrases: bool = False) -> None:
+                  phrases: bool = False) -> list[str]:
         """``add`` for many needles that hold no newline, with C-level maps. New ``phrases`` (words
         and single spaces) are not put in the automata but found through their longest word (see
-        :meth:`find_phrases`): their own trie nodes would be most of the trie."""
+        :meth:`find_phrases`): their own trie nodes would be most of the trie. Returns the raw keys
+        left out, longer than :data:`MAX_NEEDLE`."""
         texts = raws if cs else list(map(str.lower, raws))
+        too_long: list[str] = []
+        if max(map(len, texts), default=0) > MAX_NEEDLE:
+            keep = [len(t) <= MAX_NEEDLE for t in texts]
+            too_long = [r for r, k in zip(raws, keep) if not k]
+            raws, texts = list(compress(raws, keep)), list(compress(texts, keep))
         ids = self.ids.setdefault((cs, word), {})
         new = [t for t in dict.fromkeys(texts) if t not in ids]
         start = self.base + len(self.word)
@@ -178,6 +199,7 @@ class Needles:
             values[text] = old + (nid,) if type(old) is tuple else (old, nid)
         values.update(fresh)
         cache.update(zip(raws, map(ids.__getitem__, texts)))
+        return too_long
 
     def _add_phrases(self, fresh: dict[str, int], cs: bool) -> None:
         """Phrase needles (text -> id), each found through a substring needle for its longest word."""
@@ -238,10 +260,10 @@ class Needles:
             if not self.regex_ready(rid):
                 continue
             key = self.regex_keys[rid]
-            rx = key.regex
-            if rx.test(text):  # type: ignore[union-attr]
+            got = key.regex.test_or_timeout(text)  # type: ignore[union-attr]
+            if got:
                 found.add(rid)
-            elif rx.timed_out:  # type: ignore[union-attr]
+            elif got is None:   # timed out
                 self.regex_live[rid] = False
                 self.deaths += 1
                 for how in range(3):
@@ -306,7 +328,8 @@ def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: Needles) -> Key
                 low = text.lower()
                 if not any(lit in low for lit in lits):
                     lits = (*lits, _text_needle(low, lits))
-                nids = tuple(needles.add(lit, False, False) for lit in lits)
+                nids = tuple(needles.add(lit[:MAX_NEEDLE], False, False) for lit in lits)   # a start of
+                # a literal is found wherever the literal is
             key = Key(REGEX, sub, text, cs=cs, ww=ww, nids=nids)
             if nids:
                 key.rid = needles.add_regex(key)
@@ -316,6 +339,8 @@ def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: Needles) -> Key
         return Key(EMPTY, sub, text)
     if MARKER in needle:
         return Key(SLOW, sub, text, cs=cs, ww=ww)
+    if len(needle) > MAX_NEEDLE:    # searched in the scan text, where its start is found
+        return Key(SLOW, sub, text, cs=cs, ww=ww, nids=(needles.add(needle[:MAX_NEEDLE], cs, False),))
     # A trimmed needle splits on /\s+/ into more than one piece exactly when it holds whitespace.
     return needles.add(needle, cs, ww and _WHITESPACE.search(needle) is None)
 
@@ -330,7 +355,7 @@ def _text_needle(low: str, lits: tuple[str, ...]) -> str:
             if lit[:end] in low:
                 best = lit[:end]
                 break
-    return best or low
+    return best or low[:MAX_NEEDLE]
 
 
 MACRO = -1   # the prepared form of a raw key with a macro (such keys are prepared per names)

@@ -193,7 +193,7 @@ class _Linter:
         return [f for _, f in sorted(self.findings, key=lambda x: x[0])]
 
     # per entry ---------------------------------------------------------------------------------
-    def entry(self, book: str, ce: CompiledEntry, levels: set[float]) -> None:
+    def entry(self, book: str, ce: CompiledEntry, levels: set[float | str]) -> None:
         always = ce.constant or "@@activate" in ce.decorators
         keys = ce.keys if isinstance(ce.keys, list) else []
         if not always:
@@ -311,7 +311,7 @@ class _Linter:
                      "AND ALL with an empty secondary key: the empty key never matches, so the entry "
                      "never fires", "remove the empty secondary key")
 
-    def delay(self, book: str, ce: CompiledEntry, levels: set[float]) -> None:
+    def delay(self, book: str, ce: CompiledEntry, levels: set[float | str]) -> None:
         if not ce.delay_until_recursion:
             return
         s = self.settings
@@ -350,7 +350,7 @@ class _Linter:
         pos = ce.position
         top = 7 if self.mode.outlets else 6
         number = isinstance(pos, (int, float)) and not isinstance(pos, bool) and pos == pos \
-            and float(pos).is_integer()
+            and (isinstance(pos, int) or pos.is_integer())
         if not number or not 0 <= pos <= top:
             self.add("unknown-position", ce, book, "position",
                      f"position {_j(pos)} is not a number from 0 to {top} (compared with ===): the entry "

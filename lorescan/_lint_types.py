@@ -154,7 +154,7 @@ def _numbers(entry: Entry, given: set[str]) -> Iterator[TypeFinding]:
         yield ("not-a-number", "groupWeight",
                f"groupWeight {_j(weight)} is {_kind(weight)}: SillyTavern adds the group's weights with +, "
                + ("which joins strings (\"100\" + \"50\" gives \"10050\"), so the weighted roll runs on a "
-                  "garbled total and can pick the wrong member (lorescan adds it as a number)"
+                  "garbled total and can pick the wrong member (lorescan does the same)"
                   if isinstance(weight, str) else
                   f"which counts it as {_number_text(_js.to_number(weight))}"),
                "write groupWeight as a number, e.g. groupWeight: 100",

@@ -47,10 +47,6 @@ def is_word_char(ch: str) -> bool:
     return ch.isascii() and (ch.isalnum() or ch == "_")
 
 
-#: a character that is not a word character, as a regex class (the same rule as :func:`is_word_char`)
-NOT_WORD_CLASS = "[^A-Za-z0-9_]"
-
-
 def continues_word(text: str, start: int, end: int) -> bool:
     """Whether the occurrence ``text[start:end]`` touches a word character on either side (so a
     whole-word key does not match there)."""
@@ -71,11 +67,17 @@ def word_around(text: str, start: int, end: int) -> str:
     return text[a:b]
 
 
-def whole_word_pattern(needle: str) -> str:
-    """SillyTavern's whole-word regex for a one-word key: the key between non-word characters or the
-    ends of the text (Python ``re`` syntax)."""
-    escaped = re.sub(r"[/\-\\^$*+?.()|\[\]{}]", lambda m: "\\" + m.group(0), needle)
-    return rf"(?:^|{NOT_WORD_CLASS})({escaped})(?:\Z|{NOT_WORD_CLASS})"
+def find_word(haystack: str, needle: str) -> bool:
+    """Whether ``needle`` occurs in ``haystack`` as a whole word: SillyTavern's
+    ``(?:^|\\W)(<needle>)(?:$|\\W)`` (no flags, so ASCII ``\\W``), without building a regex (a
+    key may be far longer than any pattern should be)."""
+    n, m = len(haystack), len(needle)
+    i = haystack.find(needle)
+    while i >= 0:
+        if (i == 0 or not is_word_char(haystack[i - 1])) and (i + m == n or not is_word_char(haystack[i + m])):
+            return True
+        i = haystack.find(needle, i + 1)
+    return False
 
 
 # -- regex-key syntax -----------------------------------------------------------------------------

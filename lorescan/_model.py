@@ -8,6 +8,7 @@ so a lorebook read and written back is the same JSON.
 from __future__ import annotations
 
 import difflib
+import math
 from enum import IntEnum
 from operator import attrgetter
 from typing import Any, Literal, TypeVar
@@ -118,9 +119,10 @@ class _Ordered(BaseModel):
             object.__setattr__(self, "__pydantic_fields_set__", set(fields))
         super().__setattr__(name, value)
 
-    def to_json(self) -> dict[str, Any]:
-        """The JSON object: original keys in original order, then any fields set since."""
-        dumped = self.model_dump(mode="json", exclude_unset=True, by_alias=True)
+    def to_json(self, mode: Literal["json", "python"] = "json") -> dict[str, Any]:
+        """The JSON object: original keys in original order, then any fields set since (``mode``
+        ``"python"`` keeps every value as it is, a lone surrogate in a key included)."""
+        dumped = self.model_dump(mode=mode, exclude_unset=True, by_alias=True)
         out: dict[str, Any] = {}
         for key in self._order:
             if key in dumped:
@@ -427,10 +429,14 @@ class Character(BaseModel):
 
 
 class TimedEffect(BaseModel):
-    """One sticky or cooldown record: chat lengths ``start``/``end``; ``hash`` identifies the entry."""
+    """One sticky or cooldown record: chat lengths ``start``/``end``; ``hash`` identifies the entry.
 
-    start: int | float
-    end: int | float
+    ``end`` is ``Infinity`` for an entry with ``sticky: Infinity``; written to JSON, such a number
+    becomes ``null`` (as SillyTavern saves it), which reads back as 0, as ``Number(null)`` does.
+    """
+
+    start: int | float | None
+    end: int | float | None
     protected: bool = False
     hash: str | int | None = None
 
@@ -444,9 +450,17 @@ class TimedState(BaseModel):
     def to_json(self, with_hash: bool = False) -> dict[str, Any]:
         exclude = None if with_hash else {"hash"}
         return {
-            kind: {k: v.model_dump(exclude=exclude) for k, v in getattr(self, kind).items()}
+            kind: {k: _finite_or_null(v.model_dump(exclude=exclude)) for k, v in getattr(self, kind).items()}
             for kind in ("sticky", "cooldown")
         }
+
+
+def _finite_or_null(record: dict[str, Any]) -> dict[str, Any]:
+    """A record as ``JSON.stringify`` writes it: ``Infinity`` and ``NaN`` become ``null``."""
+    for k, v in record.items():
+        if type(v) is float and not math.isfinite(v):
+            record[k] = None
+    return record
 
 
 class ForcedActivation(BaseModel):

@@ -32,7 +32,7 @@ class Plan:
         # gid → place in scan order (-1: not read); a list, as the engine maps many gids each pass
         self.pos = pos = [-1] * total
         self.constants: list[int] = []
-        levels: set[float] = set()
+        levels: dict[float | str, None] = {}    # SillyTavern's Set: first-seen order
         self.delayed: list[CompiledEntry] = []
         depth = 0.0
         for i, ce in enumerate(entries):    # one pass (100k entries): every per-entry fact at once
@@ -40,14 +40,14 @@ class Plan:
             if ce.constant or (ce.decorators and "@@activate" in ce.decorators):
                 self.constants.append(ce.gid)
             if ce.delay_until_recursion:
-                levels.add(ce.dur_level)
+                levels[ce.dur_level] = None
             if ce.delay is not None and _js.truthy(ce.delay):
                 self.delayed.append(ce)
             if ce.scan_depth is not None:
                 d = _js.to_number(ce.scan_depth)
                 if d == d and d > depth:
                     depth = d
-        self.levels = sorted(levels)
+        self.levels = _js.ascending_set(levels)
         self._by_key: dict[str, CompiledEntry] | None = None
         self.max_scan_depth = depth if depth else 0
 

@@ -97,7 +97,8 @@ class ScanBuffer:
         return self._present_end
 
     def ensure_scanned(self, depth: float) -> None:
-        upto = min(self.chat_length, MAX_SCAN_DEPTH, int(depth) if depth == depth else 0)
+        # SillyTavern reads no message at a depth of NaN or at most 0, and at most MAX_SCAN_DEPTH
+        upto = min(self.chat_length, MAX_SCAN_DEPTH, int(min(depth, MAX_SCAN_DEPTH)) if depth > 0 else 0)
         start = self._scanned
         if upto > start:
             self.message(upto - 1)      # every message up to there, trimmed
@@ -277,9 +278,9 @@ class ScanBuffer:
             mk = (text, piece, how)
             got = memo.get(mk)
             if got is None:
-                got = rx.test("\x01" + piece if how == _AFTER_MARK else piece + "\n" if how == _BEFORE_NEWLINE
-                              else piece)
-                if rx.timed_out:
+                got = rx.test_or_timeout("\x01" + piece if how == _AFTER_MARK else piece + "\n"
+                                         if how == _BEFORE_NEWLINE else piece)
+                if got is None:   # timed out
                     # as one search of the whole text would: no match, and one timeout's worth of
                     # time (the pieces left are not tried); not remembered, so tried again next time
                     return False

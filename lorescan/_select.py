@@ -9,6 +9,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from functools import reduce
 from typing import cast
 
 from . import _js
@@ -173,7 +174,7 @@ def gate(st: EvalState, ce: CompiledEntry, state: int) -> tuple[bool, str]:
     if not sticky and ce.delay_until_recursion:
         if state != RECURSION:
             return False, "delayed until recursion"
-        if ce.dur_level > st.recursion_level:
+        if _js.less_than(st.recursion_level, ce.dur_level):
             return False, f"delayed until recursion level {_js.js_string(ce.dur_level)}"
     if state == RECURSION and st.settings.world_info_recursive and ce.exclude_recursion and not sticky:
         return False, "excluded from recursion"
@@ -404,15 +405,15 @@ def _group_winners(st: EvalState, groups: dict[str, list[CompiledEntry]], order:
                 if x is not winner:
                     cands.remove(x, f"lost group {name!r} to {winner.key} (override, higher order)")
             continue
-        weights = [_js.to_number(x.group_weight) for x in group]
-        total = sum(weights)
+        weights = [x.group_weight for x in group]   # JavaScript's + joins them if one is a string
+        total = _js.to_number(reduce(_js.add, weights, 0))
         roll = draw() * total
         st.note_roll(f"group {name!r}", roll, total)
-        acc = 0.0
+        acc: object = 0
         won = None
         for x, w in zip(group, weights):
-            acc += w
-            if roll <= acc:
+            acc = _js.add(acc, w)
+            if _js.less_equal(roll, acc):
                 won = x
                 break
         if won is None:

@@ -7,6 +7,7 @@ the state came from a SillyTavern chat file, and otherwise the entry key.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from . import _js
@@ -60,18 +61,19 @@ class TimedEffects:
         records: dict[str, TimedEffect] = getattr(self.state, kind)
         for key, effect in list(records.items()):
             ce = self._find(key, effect)
-            if self.chat_length <= effect.start and not effect.protected:
+            if self.chat_length <= _js.to_number(effect.start) and not effect.protected:
                 del records[key]
                 self.events.append((key, kind, "removed: the chat did not advance"))
                 continue
+            end = _js.to_number(effect.end)     # Number(value.end): a saved Infinity reads back as null, 0
             if ce is None:
-                if self.chat_length >= effect.end:
+                if self.chat_length >= end:
                     del records[key]
                 continue
             if not _js.truthy(getattr(ce, kind)):
                 del records[key]
                 continue
-            if self.chat_length >= effect.end:
+            if self.chat_length >= end:
                 del records[key]
                 self.events.append((key, kind, "ended"))
                 if kind == "sticky" and _js.truthy(ce.cooldown):
@@ -83,7 +85,7 @@ class TimedEffects:
     def _effect(self, ce: CompiledEntry, kind: str, protected: bool) -> TimedEffect:
         span = _js.to_number(getattr(ce, kind))
         end = self.chat_length + span
-        end_value = int(end) if end == end and end == int(end) else end
+        end_value = int(end) if math.isfinite(end) and end == int(end) else end
         return TimedEffect(start=self.chat_length, end=end_value, protected=protected, hash=ce.st_hash)
 
     def record(self, activated: Sequence[CompiledEntry]) -> None:

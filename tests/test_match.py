@@ -8,17 +8,23 @@ import pytest
 
 from lorescan._match import (
     LOOKS_LIKE_REGEX,
-    NOT_WORD_CLASS,
     MatchMode,
     continues_word,
+    find_word,
     is_word_char,
     split_regex_key,
-    whole_word_pattern,
     word_around,
 )
 
+#: SillyTavern's whole-word test, as its regex writes it (JavaScript \W without the u flag)
+NOT_WORD_CLASS = "[^A-Za-z0-9_]"
 
-def test_word_rule_and_its_regex_class_agree_on_every_code_point_of_the_bmp() -> None:
+
+def whole_word_pattern(needle: str) -> str:
+    return rf"(?:^|{NOT_WORD_CLASS})({re.escape(needle)})(?:\Z|{NOT_WORD_CLASS})"
+
+
+def test_word_rule_and_sillytaverns_regex_class_agree_on_every_code_point_of_the_bmp() -> None:
     not_word = re.compile(NOT_WORD_CLASS)
     disagree = [cp for cp in range(0x10000) if 0xD800 > cp or cp > 0xDFFF
                 if is_word_char(chr(cp)) == bool(not_word.fullmatch(chr(cp)))]
@@ -37,11 +43,18 @@ def test_continues_word(text: str, start: int, end: int, expected: bool) -> None
     assert continues_word(text, start, end) is expected
 
 
-def test_whole_word_pattern_matches_exactly_where_no_side_continues_a_word() -> None:
-    assert re.search(whole_word_pattern("drag"), "the drag.") is not None
-    assert re.search(whole_word_pattern("drag"), "dragon") is None
-    assert re.search(whole_word_pattern("a+b"), "x a+b y") is not None      # escaped, not a quantifier
-    assert re.search(whole_word_pattern("a+b"), "aab") is None
+@pytest.mark.parametrize("haystack, needle, expected", [
+    ("the drag.", "drag", True),
+    ("dragon", "drag", False),
+    ("x a+b y", "a+b", True),      # no regex: "+" is a character
+    ("aab", "a+b", False),
+    ("dragon drag", "drag", True),  # a later occurrence counts
+    ("drag", "drag", True),
+    ("", "drag", False),
+])
+def test_find_word_agrees_with_sillytaverns_whole_word_regex(haystack: str, needle: str, expected: bool) -> None:
+    assert find_word(haystack, needle) is expected
+    assert (re.search(whole_word_pattern(needle), haystack) is not None) is expected
 
 
 def test_word_around_shows_the_word_a_reader_sees() -> None:
