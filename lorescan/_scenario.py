@@ -79,12 +79,24 @@ def scenario_character(sc: dict[str, Any]) -> Character | None:
     """The selected character (``None`` with ``no_character``): avatar ``<char_name>.png`` unless given."""
     if sc.get("no_character"):
         return None
-    data = dict(sc.get("character") or {})
+    data = _object(sc.get("character"), "character")
     char_name = sc.get("char_name", "Character")
     data.setdefault("name", char_name)
     if data.get("avatar") is None:
         data["avatar"] = f"{char_name}.png"
-    return Character.model_validate(data)
+    try:
+        return Character.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(exc, prefix="character.") from None
+
+
+def _object(value: Any, field: str) -> dict[str, Any]:
+    """A JSON object field as a new dict (``{}`` when absent)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise LorescanError("must be a JSON object", field=field)
+    return dict(value)
 
 
 def scenario_chat(messages: Any, where: str = "chat") -> list[ChatMessage]:
@@ -124,8 +136,8 @@ def scenario_errors() -> Iterator[None]:
         yield
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err.get("loc", ()))
-        raise ScenarioError(f"{err.get('msg')} at {loc or 'top level'}") from None
+        loc = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in err.get("loc", ())).lstrip(".")
+        raise ScenarioError(str(err.get("msg")), field=loc or None) from None
     except ScenarioError:
         raise
     except LorescanError as exc:
@@ -160,7 +172,7 @@ def evaluate_scenario(lore: Lore, sc: dict[str, Any], *, timed: TimedState | Non
     over the scenario's, the chat carried from turn to turn, the timed state from evaluation to
     evaluation, starting from ``timed``). An evaluation with no ``random`` list draws from ``rng``,
     else zeros (the scenarios' convention); ``trace`` records each evaluation's trace."""
-    base_settings = dict(sc.get("settings") or {})
+    base_settings = _object(sc.get("settings"), "settings")
     chat = scenario_chat(sc.get("chat"))
     turns = sc.get("turns")
     if not turns:
@@ -192,7 +204,7 @@ def scenario_request(sc: dict[str, Any], turn: dict[str, Any], base_settings: di
         return turn[name] if name in turn else sc.get(name, default)
 
     try:
-        settings = Settings.model_validate({**base_settings, **(turn.get("settings") or {})})
+        settings = Settings.model_validate({**base_settings, **_object(turn.get("settings"), "settings")})
     except ValidationError as exc:
         err = validation_error(exc, prefix="settings.")
         raise ScenarioError(err.message, field=err.field) from None

@@ -11,7 +11,8 @@ import argparse
 import importlib
 import sys
 
-COMMANDS = ("scenario", "info", "convert", "replay", "explain", "scan", "test", "lint", "report", "bench")
+COMMANDS = ("scenario", "info", "convert", "replay", "explain", "scan", "test", "lint", "report", "bench",
+            "serve")
 
 
 def build_parser() -> argparse.ArgumentParser:
