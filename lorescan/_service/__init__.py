@@ -6,12 +6,5 @@ library and the other commands work without them.
 books by content hash), ``metrics`` (Prometheus), ``models`` (the JSON bodies), ``activation`` and
 ``books`` (what the routes do, off the event loop), ``api`` (the routes), ``service`` (the state
 of a running service and its concurrency model) and ``app`` (:func:`create_app`: middleware and
-error replies).
+error replies). ``config`` imports none of them (the command line reads its defaults).
 """
-
-from __future__ import annotations
-
-from .app import create_app
-from .config import ServiceConfig
-
-__all__ = ["ServiceConfig", "create_app"]

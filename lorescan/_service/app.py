@@ -62,7 +62,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
     app.state.service = service
     app.include_router(router)
     _add_error_handlers(app)
-    app.add_middleware(BodyLimit, limit=config.max_body_bytes)       # innermost
+    app.add_middleware(BodyLimit, limit=config.max_body_bytes, mb=config.max_body_mb)   # innermost
     app.add_middleware(TokenCheck, token=config.token)
     app.add_middleware(Measure, metrics=service.metrics)             # outermost
     return app
@@ -162,15 +162,15 @@ async def _send_error(send: Send, status: int, body: dict[str, Any], headers: di
 class BodyLimit:
     """Refuse bodies over ``limit`` bytes with 413 (see the module docstring)."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, mb: float) -> None:
         self.app, self.limit = app, limit
+        self.message = f"the body is larger than the limit of {mb:g} MB (--max-body-mb)"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.limit
-        message = f"the body is larger than the limit of {limit / 1048576:g} MB (--max-body-mb)"
+        limit, message = self.limit, self.message
         for name, value in scope.get("headers", ()):
             if name == b"content-length" and value.isdigit() and int(value) > limit:
                 await _send_error(send, 413, error_body("body_too_large", message))
