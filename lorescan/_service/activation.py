@@ -124,13 +124,19 @@ def needs_thread_for_key(sc: dict[str, Any]) -> bool:
     return count > 200
 
 
-def build_books_job(sc: dict[str, Any], refs: list[BookRef], store: Store) -> list[Lorebook]:
-    """The request's own books (in the scenario reader's order), then the stored ones it names."""
+def build_books_job(sc: dict[str, Any], refs: list[BookRef], store: Store) -> tuple[list[Lorebook], Settings | None]:
+    """The request's own books (in the scenario reader's order), then the stored ones it names;
+    and the request's settings, to compile the key index for (``None`` when they are not valid:
+    the evaluation says so)."""
     with scenario_errors():
         books = scenario_books(sc)
     for ref in refs:
         books.append(read_stored(store, ref.name, ref.hash, ref.scope))
-    return books
+    try:
+        prepare = Settings.model_validate(sc.get("settings") or {})
+    except (ValidationError, TypeError):
+        prepare = None
+    return books, prepare
 
 
 def read_stored(store: Store, name: str, digest: str, scope: str) -> Lorebook:

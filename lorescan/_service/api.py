@@ -29,8 +29,8 @@ from .activation import (
 from .books import book_json_job, check_book_job, render_job
 from .errors import ServiceError, not_found
 from .metrics import CONTENT_TYPE
-from .models import ActivateBody, ActivateReply, BookReply, ErrorReply, Scope
-from .service import Service
+from .models import ActivateBody, ActivateReply, BookReply, ErrorReply, Scope, Tokenizer
+from .service import DEFAULT_TOKENIZER, DEFAULT_VERSION, Service
 
 router = APIRouter()
 ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorReply} for code in (401, 404, 409, 413, 422)}
@@ -64,15 +64,20 @@ async def put_book(name: BookName, request: Request,
                    scope: Annotated[Scope | None, Query(description="the scope a request reads it in when "
                                                                     "it names it alone (default global)")] = None,
                    strict: Annotated[bool, Query(description="refuse a book with lint errors")] = False,
+                   st_version: Annotated[str, Query(description="compile it for this version now (as "
+                                                    "activations naming it alone will use it)")] = DEFAULT_VERSION,
+                   tokenizer: Annotated[Tokenizer, Query(description="... and this token counter")] = DEFAULT_TOKENIZER,
                    ) -> Response:
     """Store a book (replacing one of the same name): it is read, linted, compiled and stored as sent."""
     svc = _service(request)
     _check_name(name)
+    mode = svc.mode(st_version)
     data = await request.body()
-    checked = await svc.run_io(check_book_job, name, data, request.headers.get("content-type"), scope, strict)
+    checked = await svc.run_io(check_book_job, name, data, request.headers.get("content-type"), scope, strict,
+                               st_version, tokenizer)
     record = checked.record
-    key = books_key({}, [BookRef(record.name, record.scope, record.hash)], svc.default_mode, svc.default_tokenizer)
-    await svc.cache.get(key, lambda: [checked.book], svc.default_mode, svc.default_tokenizer)
+    key = books_key({}, [BookRef(record.name, record.scope, record.hash)], mode, tokenizer)
+    await svc.cache.get(key, lambda: ([checked.book], None), mode, tokenizer)
     new = await svc.run_io(svc.store.put_book, record, data)
     return svc.json_response({"name": name, "entries": record.entries, "hash": record.hash,
                               "warnings": checked.warnings, "format": record.format, "scope": record.scope},
@@ -130,8 +135,7 @@ async def activate(body: ActivateBody, request: Request) -> Response:
         key = await asyncio.to_thread(books_key, sc, refs, mode, tokenizer)
     else:
         key = books_key(sc, refs, mode, tokenizer)
-    compiled = await svc.cache.get(key, lambda: build_books_job(sc, refs, svc.store), mode, tokenizer,
-                                   svc.prepare_settings(sc))
+    compiled = await svc.cache.get(key, lambda: build_books_job(sc, refs, svc.store), mode, tokenizer)
     async with svc.session_locks.hold(body.session):
         result = await svc.run_activation(activate_job, compiled, sc, mode, store=svc.store, session=body.session,
                                           seed=body.seed, trace=body.trace, metrics=svc.metrics)

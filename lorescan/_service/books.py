@@ -23,9 +23,6 @@ from .store import BookRecord
 MEDIA_TYPES = {"png": "image/png", "novelai-png": "image/png", "charx": "application/zip",
                "transcript": "text/plain; charset=utf-8", "st-chat": "application/x-ndjson",
                "openai-jsonl": "application/x-ndjson"}
-#: the lint settings and version a stored book is checked and first compiled with
-LINT_VERSION = "1.18"
-LINT_TOKENIZER = "chars4"
 
 
 @dataclass
@@ -44,9 +41,10 @@ def file_name(name: str, content_type: str | None) -> str:
     return name
 
 
-def check_book_job(name: str, data: bytes, content_type: str | None, scope: str | None,
-                   strict: bool) -> Checked:
-    """Read and lint a sent book; with ``strict`` a book with lint errors is refused (422)."""
+def check_book_job(name: str, data: bytes, content_type: str | None, scope: str | None, strict: bool,
+                   st_version: str, tokenizer: str) -> Checked:
+    """Read and lint a sent book (SillyTavern's default settings, this version and token counter);
+    with ``strict`` a book with lint errors is refused (422)."""
     if not data:
         raise ServiceError(422, "invalid_book", "the body is empty: send the book's file as the body")
     loaded = load_bytes(data, file_name(name, content_type), name=name)
@@ -55,7 +53,7 @@ def check_book_job(name: str, data: bytes, content_type: str | None, scope: str 
         raise ServiceError(422, "invalid_book", f"{name}: this {loaded.format} {loaded.kind} holds {what}; "
                                                 "a stored book is one lorebook")
     book = loaded.books[0]
-    findings = lint([book], compat=LINT_VERSION, tokenizer=LINT_TOKENIZER)
+    findings = lint([book], compat=st_version, tokenizer=tokenizer)
     errors = [f for f in findings if f.severity == "error"]
     if strict and errors:
         first = errors[0]

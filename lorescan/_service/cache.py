@@ -34,6 +34,8 @@ from .metrics import Metrics
 #: bytes per entry, and per character of its content and keys (fitted on generated books)
 ENTRY_BYTES = 1600
 CHAR_BYTES = 3
+#: what a miss calls (in the compile thread): the books, and the settings to prepare their index for
+Build = Callable[[], tuple[list[Lorebook], Settings | None]]
 
 
 def estimate_bytes(books: Iterable[Lorebook]) -> int:
@@ -72,11 +74,10 @@ class CompiledCache:
     def __len__(self) -> int:
         return len(self._items)
 
-    async def get(self, key: str, build: Callable[[], list[Lorebook]], compat: Mode, tokenizer: str,
-                  prepare: Settings | None = None) -> Compiled:
+    async def get(self, key: str, build: Build, compat: Mode, tokenizer: str) -> Compiled:
         """The compiled books for ``key``; on a miss ``build()`` gives the books (read in the
-        compile thread), compiled for ``compat`` and ``tokenizer``, with the key index for
-        ``prepare`` (the first request's settings) built there too."""
+        compile thread) and the settings whose key index to build with them (the first request's),
+        compiled for ``compat`` and ``tokenizer``."""
         item = self._items.get(key)
         if item is not None:
             self._items.move_to_end(key)
@@ -85,18 +86,16 @@ class CompiledCache:
         task = self._pending.get(key)
         if task is None:
             self._metrics.cache_misses.inc()
-            task = asyncio.ensure_future(self._compile(key, build, compat, tokenizer, prepare))
+            task = asyncio.ensure_future(self._compile(key, build, compat, tokenizer))
             self._pending[key] = task
         else:
             self._metrics.cache_hits.inc()       # compiled once, for every request that waited
         return await asyncio.shield(task)
 
-    async def _compile(self, key: str, build: Callable[[], list[Lorebook]], compat: Mode, tokenizer: str,
-                       prepare: Settings | None) -> Compiled:
+    async def _compile(self, key: str, build: Build, compat: Mode, tokenizer: str) -> Compiled:
         loop = asyncio.get_running_loop()
         try:
-            item = await loop.run_in_executor(self._executor, _compile, build, compat, tokenizer, prepare,
-                                              self._metrics)
+            item = await loop.run_in_executor(self._executor, _compile, build, compat, tokenizer, self._metrics)
             self._insert(key, item)
             return item
         finally:
@@ -116,10 +115,9 @@ class CompiledCache:
         self._metrics.cache_books.set(len(self._items))
 
 
-def _compile(build: Callable[[], list[Lorebook]], compat: Mode, tokenizer: str, prepare: Settings | None,
-             metrics: Metrics) -> Compiled:
+def _compile(build: Build, compat: Mode, tokenizer: str, metrics: Metrics) -> Compiled:
     """Read and compile the books (in a compile thread), timing the compile."""
-    books = build()
+    books, prepare = build()
     started = time.perf_counter()
     lore = Lore(books, compat=compat, tokenizer=tokenizer, prepare=prepare)
     metrics.compile_seconds.observe(time.perf_counter() - started)

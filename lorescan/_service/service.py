@@ -24,11 +24,9 @@ from functools import partial
 from typing import Any, TypeVar
 
 from fastapi import Response
-from pydantic import ValidationError
 
 from .._errors import LorescanError
 from .._mode import Mode, mode_for
-from .._model import Settings
 from .cache import CompiledCache
 from .config import ServiceConfig
 from .errors import ServiceError
@@ -79,8 +77,6 @@ class Service:
         self.io_pool = ThreadPoolExecutor(4, thread_name_prefix="lorescan-io")
         self.cache = CompiledCache(config.cache_bytes, self.compile_pool, self.metrics)
         self.session_locks = SessionLocks()
-        self.default_mode = mode_for(DEFAULT_VERSION)
-        self.default_tokenizer = DEFAULT_TOKENIZER
         self._modes: dict[str, Mode] = {}
 
     def mode(self, version: str) -> Mode:
@@ -93,15 +89,6 @@ class Service:
                 raise ServiceError(422, "invalid_request", exc.message, "st_version") from None
             self._modes[version] = got
         return got
-
-    @staticmethod
-    def prepare_settings(sc: dict[str, Any]) -> Settings | None:
-        """The request's settings, for a compile to build their key index (``None`` when they are
-        not valid: the evaluation reports that)."""
-        try:
-            return Settings.model_validate(sc.get("settings") or {})
-        except (ValidationError, TypeError):
-            return None
 
     async def run_io(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
