@@ -152,12 +152,12 @@ def read_stored(store: Store, name: str, digest: str, scope: str) -> Lorebook:
 
 def activate_job(compiled: Compiled, sc: dict[str, Any], mode: Mode, *, store: Store, session: str | None,
                  seed: int | None, trace: bool, metrics: Metrics) -> dict[str, Any]:
-    """Run the body's evaluations on compiled books, holding their lock; with a session, read its
-    timed state first and store the state after the last evaluation that was not a dry run."""
+    """Run the body's evaluations on compiled books (the caller holds their lock); with a session,
+    read its timed state first and store the state after the last evaluation that was not a dry run."""
     record = store.session(session) if session is not None else None
     timed = record.timed if record is not None else None
     rng = random.Random(seed) if seed is not None else None
-    with compiled.lock, scenario_errors():
+    with scenario_errors():
         pairs = evaluate_scenario(compiled.lore, sc, timed=timed, rng=rng, trace=trace)
         shaped = [_shape(compiled, request, result, mode, trace) for request, result in pairs]
     metrics.activations.inc(len(pairs))

@@ -3,7 +3,9 @@
 Handlers stay on the event loop only to check names and find things in memory; reading files,
 linting, compiling, activating and the store's reads and writes run in worker threads (see
 ``app.Service``). Requests on one session run one after another, in the order they arrive, so each
-sees the timed state the previous one stored; other sessions never wait on them.
+sees the timed state the previous one stored; other sessions never wait on them. An activation
+holds its compiled books' lock (see ``cache``) from before it is handed to a worker thread until
+it is done.
 """
 
 from __future__ import annotations
@@ -136,7 +138,7 @@ async def activate(body: ActivateBody, request: Request) -> Response:
     else:
         key = books_key(sc, refs, mode, tokenizer)
     compiled = await svc.cache.get(key, lambda: build_books_job(sc, refs, svc.store), mode, tokenizer)
-    async with svc.session_locks.hold(body.session):
+    async with svc.session_locks.hold(body.session), compiled.lock:
         result = await svc.run_activation(activate_job, compiled, sc, mode, store=svc.store, session=body.session,
                                           seed=body.seed, trace=body.trace, metrics=svc.metrics)
     return svc.json_response({"result": result})

@@ -8,8 +8,10 @@ key (the old one ages out).
 Compiling runs in its own thread pool, never on the event loop, and at most once per key: requests
 that arrive while a key compiles wait for that compile (single flight). A compiled ``Lore``
 mutates its memos (key hits per message, macro-bound indexes, scan orders) while it activates, so
-each cached entry carries a lock that every activation on it holds (see ``api``): activations of
-different books run side by side, activations of one book one at a time.
+each cached entry carries a lock that every activation on it holds while it runs (see ``api``):
+activations of different books run side by side, activations of one book one at a time, in the
+order they arrived. The lock is taken on the event loop before a worker thread is asked for, so a
+thread is only ever busy with an activation that can run.
 
 Sizes are estimates from the books' text (a compiled book of 20,000 generated entries takes about
 63 MB, ~3,100 bytes per entry); least recently used entries are evicted beyond the bound, and the
@@ -19,7 +21,6 @@ newest is always kept, however large.
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -53,11 +54,12 @@ def estimate_bytes(books: Iterable[Lorebook]) -> int:
 
 @dataclass
 class Compiled:
-    """A compiled set of books, its estimated size, and the lock its activations hold."""
+    """A compiled set of books, its estimated size, and the lock its activations hold (first come,
+    first served)."""
 
     lore: Lore
     size: int
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 class CompiledCache:

@@ -3,8 +3,9 @@ pools and the per-session locks.
 
 Concurrency model: the event loop only parses requests and looks things up in memory. Activations
 run in a pool of ``--workers`` threads; an activation holds the lock of the compiled books it uses
-(a ``Lore`` mutates its memos while it activates), so activations of one set of books run one at a
-time, and activations of other books run beside them. Python runs one thread's bytecode at a time,
+(a ``Lore`` mutates its memos while it activates), taken on the event loop in arrival order, so
+activations of one set of books run one at a time, first come first served, and activations of
+other books run beside them; a waiting request never holds a thread. Python runs one thread's bytecode at a time,
 so the threads share one core for the engine's own work; they keep the event loop free and let
 regex searches (which release the interpreter lock) and the store overlap. Compiles run in a pool
 of their own, so a large book compiling never delays activations of books already compiled.
