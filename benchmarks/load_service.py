@@ -36,6 +36,7 @@ import tempfile
 import time
 import tracemalloc
 import urllib.request
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ BOOK = "synth"
 TIMEOUT = 10.0
 TARGET_P99_MS = 50.0
 MAX_CONNECTIONS = 256
+WARMUP_RATE = 40.0
 
 
 @dataclass
@@ -65,6 +67,7 @@ class RateResult:
     max_ms: float
     achieved_rate: float
     peak_rss_mb: float
+    error_kinds: dict[str, int]
 
 
 # ---------------------------------------------------------------- the server
@@ -122,7 +125,9 @@ def put_book(server: ServerProcess, data: bytes) -> dict[str, Any]:
 # ---------------------------------------------------------------- the client
 
 class Client:
-    """HTTP/1.1 POSTs on a pool of keep-alive connections (a new one when none is free)."""
+    """HTTP/1.1 POSTs on a pool of keep-alive connections (a new one when none is free). A request
+    that finds its reused connection closed by the server (idle too long) is sent again on a new
+    one, as browsers do; any other failure is an error."""
 
     def __init__(self, port: int) -> None:
         self.port = port
@@ -130,44 +135,55 @@ class Client:
         self.open = 0
         self.free = asyncio.Condition()
 
-    async def _connection(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    async def _connection(self, fresh: bool) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bool]:
         async with self.free:
             while not self.idle and self.open >= MAX_CONNECTIONS:
                 await self.free.wait()
-            if self.idle:
-                return self.idle.pop()
+            if self.idle and not fresh:
+                return (*self.idle.pop(), True)
             self.open += 1
         try:
-            return await asyncio.open_connection("127.0.0.1", self.port)
+            return (*await asyncio.open_connection("127.0.0.1", self.port), False)
         except OSError:
-            async with self.free:
-                self.open -= 1
-                self.free.notify()
+            await self._release(None, None)
             raise
 
-    async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
-        reader, writer = await self._connection()
-        ok = False
-        try:
-            writer.write(b"POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                         b"Content-Length: %d\r\n\r\n" % (path.encode(), len(body)) + body)
-            head = await reader.readuntil(b"\r\n\r\n")
-            status = int(head.split(b" ", 2)[1])
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":", 1)[1])
-            payload = await reader.readexactly(length)
-            ok = True
-            return status, payload
-        finally:
-            async with self.free:
-                if ok:
-                    self.idle.append((reader, writer))
-                else:
+    async def _release(self, reader: asyncio.StreamReader | None, writer: asyncio.StreamWriter | None,
+                       keep: bool = False) -> None:
+        async with self.free:
+            if keep and reader is not None and writer is not None:
+                self.idle.append((reader, writer))
+            else:
+                if writer is not None:
                     writer.close()
-                    self.open -= 1
-                self.free.notify()
+                self.open -= 1
+            self.free.notify()
+
+    async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
+        request = (b"POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                   b"Content-Length: %d\r\n\r\n" % (path.encode(), len(body)) + body)
+        for attempt in range(2):
+            reader, writer, reused = await self._connection(fresh=attempt > 0)
+            keep = False
+            try:
+                writer.write(request)
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except (asyncio.IncompleteReadError, ConnectionError) as exc:
+                    if reused and not getattr(exc, "partial", b""):
+                        continue                    # closed while idle: send it again
+                    raise
+                status = int(head.split(b" ", 2)[1])
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":", 1)[1])
+                payload = await reader.readexactly(length)
+                keep = True
+                return status, payload
+            finally:
+                await self._release(reader, writer, keep)
+        raise ConnectionError("the server closed a new connection without answering")
 
     async def close(self) -> None:
         for _, writer in self.idle:
@@ -177,12 +193,13 @@ class Client:
 class Chats:
     """Each session's chat, serialised once per message, and the body of its next generation."""
 
-    def __init__(self, entries: list[dict[str, Any]], sessions: int, length: int, start: int) -> None:
+    def __init__(self, entries: list[dict[str, Any]], sessions: int, length: int, start: int, seed: int) -> None:
         settings = generate.bench_settings(recursive=True).model_dump()
         self.prefix = json.dumps({"stored_books": [BOOK], "settings": settings, "tokenizer": "cl100k",
                                   "user_name": generate.USER_NAME, "char_name": generate.CHAR_NAME})[:-1]
         self.messages = [[json.dumps({"name": m["name"], "is_user": m["is_user"], "mes": m["mes"]})
-                          for m in generate.make_chat(entries, length, seed=s)] for s in range(sessions)]
+                          for m in generate.make_chat(entries, length, seed=seed * 10_000 + s)]
+                         for s in range(sessions)]
         self.start = start
 
     def body(self, tag: str, session: int, generation: int) -> bytes:
@@ -191,22 +208,22 @@ class Chats:
 
 
 async def run_rate(port: int, chats: Chats, tag: str, rate: float, duration: float,
-                   sessions: int) -> tuple[list[float], int]:
-    """Send ``rate`` generations per second for ``duration`` seconds; latencies (s) and errors."""
+                   sessions: int) -> tuple[list[float], Counter[str]]:
+    """Send ``rate`` generations per second for ``duration`` seconds; latencies (s) and errors by kind."""
     client = Client(port)
     loop = asyncio.get_running_loop()
     total = int(rate * duration)
     latencies: list[float] = []
-    errors = [0]
+    errors: Counter[str] = Counter()
     generation = [0] * sessions
 
     async def one(body: bytes, due: float) -> None:
         try:
             status, payload = await asyncio.wait_for(client.post("/v1/activate", body), TIMEOUT)
             if status != 200 or not payload.startswith(b'{"result":'):
-                errors[0] += 1
-        except (TimeoutError, OSError, asyncio.IncompleteReadError, ValueError):
-            errors[0] += 1
+                errors[f"HTTP {status}: {payload[:120].decode(errors='replace')}"] += 1
+        except (TimeoutError, OSError, asyncio.IncompleteReadError, ValueError) as exc:
+            errors[type(exc).__name__] += 1
         latencies.append(loop.time() - due)
 
     tasks = []
@@ -221,7 +238,7 @@ async def run_rate(port: int, chats: Chats, tag: str, rate: float, duration: flo
         tasks.append(asyncio.ensure_future(one(chats.body(tag, s, generation[s]), due)))
     await asyncio.gather(*tasks)
     await client.close()
-    return latencies, errors[0]
+    return latencies, errors
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -282,39 +299,48 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--rates", type=float, nargs="+", default=[100, 200, 300, 400, 500, 600])
     p.add_argument("--start", type=int, default=10, help="messages in each chat before the first generation")
     p.add_argument("--workers", type=int, default=4, help="the server's --workers")
+    p.add_argument("--warmup", type=float, default=20.0, metavar="SECONDS",
+                   help="generations at 40/s first, on other chats: the compiled book builds what it builds on "
+                        "first use (regex keys, entry records) and the first messages are scanned")
     p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = p.parse_args(argv)
     if args.quick:
-        args.entries, args.sessions, args.duration, args.rates = 1000, 20, 2.0, [50.0]
+        args.entries, args.sessions, args.duration, args.rates, args.warmup = 1000, 20, 2.0, [50.0], 1.0
     entries = generate.make_entries(args.entries, seed=1)
     data = json.dumps({"entries": {str(e["uid"]): e for e in entries}}, ensure_ascii=False).encode()
-    longest = args.start + int(max(args.rates) * args.duration / args.sessions) + 2
-    chats = Chats(entries, args.sessions, longest, args.start)
+    longest = args.start + int(max(max(args.rates) * args.duration, WARMUP_RATE * args.warmup) / args.sessions) + 2
+    # new chats for every run (a message's key hits are computed once, as in a real chat)
+    chats = [Chats(entries, args.sessions, longest, args.start, seed) for seed in range(len(args.rates) + 1)]
     with tempfile.TemporaryDirectory(prefix="lorescan-load-") as tmp:
         server = ServerProcess(Path(tmp) / "data", args.workers)
         try:
             idle = server.status()
             stored = put_book(server, data)
-            same = agrees(server, chats, data)
-            _, warm_errors = asyncio.run(run_rate(server.port, chats, "warm", 20.0, min(2.0, args.duration / 2),
-                                                  args.sessions))
+            same = agrees(server, chats[0], data)
+            warm, warm_errors = asyncio.run(run_rate(server.port, chats[0], "warm", WARMUP_RATE, args.warmup,
+                                                     args.sessions))
+            warm_ms = [x * 1000 for x in warm]
+            print(f"warm-up: {len(warm)} generations at {WARMUP_RATE:g}/s, p50 {percentile(warm_ms, 50):.1f} ms, "
+                  f"p99 {percentile(warm_ms, 99):.1f} ms, {sum(warm_errors.values())} errors", flush=True)
             after_put = server.status()
             results = []
-            for rate in args.rates:
+            for n, rate in enumerate(args.rates, 1):
                 server.reset_peak()
-                lat, errors = asyncio.run(run_rate(server.port, chats, f"r{rate:g}", rate, args.duration,
+                lat, errors = asyncio.run(run_rate(server.port, chats[n], f"r{rate:g}", rate, args.duration,
                                                    args.sessions))
                 ms = [x * 1000 for x in lat]
-                results.append(RateResult(rate, len(lat), errors, percentile(ms, 50), percentile(ms, 95),
-                                          percentile(ms, 99), max(ms), len(lat) / args.duration,
-                                          server.status()["VmHWM"] / 1024))
+                results.append(RateResult(rate, len(lat), sum(errors.values()), percentile(ms, 50),
+                                          percentile(ms, 95), percentile(ms, 99), max(ms), len(lat) / args.duration,
+                                          server.status()["VmHWM"] / 1024, dict(errors)))
                 print(_row(results[-1]), flush=True)
         finally:
             server.stop()
     ok = [r.rate for r in results if r.p99_ms < TARGET_P99_MS and r.errors == 0]
     figures = {"entries": args.entries, "sessions": args.sessions, "duration_s": args.duration,
                "book_bytes": len(data), "stored_entries": stored["entries"], "agrees_with_library": same,
-               "warm_errors": warm_errors,
+               "warmup": {"seconds": args.warmup, "rate": WARMUP_RATE, "p50_ms": percentile(warm_ms, 50),
+                          "p99_ms": percentile(warm_ms, 99)},
+               "warm_errors": sum(warm_errors.values()),
                "idle_rss_mb": idle["VmRSS"] / 1024, "rss_after_put_mb": after_put["VmRSS"] / 1024,
                "rates": [asdict(r) for r in results], "highest_rate_p99_under_50ms": max(ok) if ok else None}
     if not args.quick:
@@ -331,7 +357,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 def _row(r: RateResult) -> str:
     return (f"rate {r.rate:>5g}/s: {r.requests} requests ({r.achieved_rate:.0f}/s), {r.errors} errors, "
             f"p50 {r.p50_ms:.1f} ms, p95 {r.p95_ms:.1f} ms, p99 {r.p99_ms:.1f} ms, max {r.max_ms:.0f} ms, "
-            f"peak RSS {r.peak_rss_mb:.0f} MB")
+            f"peak RSS {r.peak_rss_mb:.0f} MB" + (f" {r.error_kinds}" if r.error_kinds else ""))
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ TOKEN = "s3cret-token"
 def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """A server with a token (from the environment), a 0.05 MB body limit and a tiny cache."""
     srv = Server(tmp_path_factory.mktemp("guarded") / "data", "--max-body-mb", "0.05", "--cache-mb", "0.001",
-                 env={"LORESCAN_TOKEN": TOKEN})
+                 "--cors", "http://frontend.test", env={"LORESCAN_TOKEN": TOKEN})
     try:
         yield srv
     finally:
@@ -44,6 +44,21 @@ def test_a_token_guards_every_route_but_healthz(guarded: Server) -> None:
             assert_error(wrong.get(path), 401, "unauthorized", None, "a wrong token was given")
         assert right.get("/v1/books").json() == {"books": []}
         assert_error(right.get("/nowhere"), 404, "not_found")
+
+
+def test_a_browser_page_from_an_allowed_origin_may_call_it(guarded: Server) -> None:
+    asks = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization,content-type"}
+    with guarded.client() as anonymous, guarded.client(TOKEN) as right:
+        preflight = anonymous.options("/v1/activate", headers={"Origin": "http://frontend.test", **asks})
+        assert preflight.status_code == 200           # no token on a preflight
+        assert preflight.headers["access-control-allow-origin"] == "http://frontend.test"
+        assert "authorization" in preflight.headers["access-control-allow-headers"].lower()
+        assert_error(anonymous.options("/v1/activate", headers={"Origin": "http://elsewhere.test", **asks}), 400,
+                     "cors", None, "Disallowed CORS origin")
+        reply = right.post("/v1/activate", json={"chat": []}, headers={"Origin": "http://frontend.test"})
+        assert reply.status_code == 200 and reply.headers["access-control-allow-origin"] == "http://frontend.test"
+        assert_error(anonymous.post("/v1/activate", json={}, headers={"Origin": "http://frontend.test"}), 401,
+                     "unauthorized")
 
 
 def test_a_body_over_the_limit_is_refused(guarded: Server) -> None:
@@ -135,7 +150,7 @@ def test_serve_help_lists_every_option() -> None:
     out = subprocess.run([sys.executable, "-m", "lorescan", "serve", "--help"], capture_output=True, text=True,
                          cwd=ROOT, timeout=60)
     assert out.returncode == 0
-    for option in ("--host", "--port", "--data", "--token", "--max-body-mb", "--cache-mb", "--workers"):
+    for option in ("--host", "--port", "--data", "--token", "--max-body-mb", "--cache-mb", "--workers", "--cors"):
         assert option in out.stdout
     assert "127.0.0.1" in out.stdout and "8765" in out.stdout and "LORESCAN_TOKEN" in out.stdout
 

@@ -54,6 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
                    help=f"threads that run activations (default {DEFAULT_WORKERS}); activations of one "
                         "book run one at a time")
+    p.add_argument("--cors", metavar="ORIGIN", action="append", default=[],
+                   help="let pages from ORIGIN (e.g. http://localhost:8000, or '*') call the service from a "
+                        "browser; repeatable (default: none)")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"),
                    help="server log level (default info)")
     p.set_defaults(func=run)
@@ -96,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     token = args.token if args.token is not None else os.environ.get("LORESCAN_TOKEN") or None
     try:
         config = ServiceConfig(data_dir=data, token=token, max_body_mb=args.max_body_mb, cache_mb=args.cache_mb,
-                               workers=args.workers)
+                               workers=args.workers, cors_origins=tuple(args.cors))
         app = create_app(config)
     except (OSError, sqlite3.Error) as exc:
         raise LorescanError(f"cannot open the store: {getattr(exc, 'strerror', None) or exc}",

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi import Path as PathParam
+from starlette.background import BackgroundTask
 
 from .. import __version__
 from .._load import TARGETS
@@ -32,7 +33,7 @@ from .books import book_json_job, check_book_job, render_job
 from .errors import ServiceError, not_found
 from .metrics import CONTENT_TYPE
 from .models import ActivateBody, ActivateReply, BookReply, ErrorReply, Scope, Tokenizer
-from .service import DEFAULT_TOKENIZER, DEFAULT_VERSION, Service
+from .service import DEFAULT_TOKENIZER, DEFAULT_VERSION, Service, release_memory
 
 router = APIRouter()
 ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorReply} for code in (401, 404, 409, 413, 422)}
@@ -81,9 +82,11 @@ async def put_book(name: BookName, request: Request,
     key = books_key({}, [BookRef(record.name, record.scope, record.hash)], mode, tokenizer)
     await svc.cache.get(key, lambda: ([checked.book], None), mode, tokenizer)
     new = await svc.run_io(svc.store.put_book, record, data)
-    return svc.json_response({"name": name, "entries": record.entries, "hash": record.hash,
-                              "warnings": checked.warnings, "format": record.format, "scope": record.scope},
-                             201 if new else 200)
+    reply = svc.json_response({"name": name, "entries": record.entries, "hash": record.hash,
+                               "warnings": checked.warnings, "format": record.format, "scope": record.scope},
+                              201 if new else 200)
+    reply.background = BackgroundTask(svc.run_io, release_memory)     # once the reply is sent
+    return reply
 
 
 @router.get("/v1/books", responses=ERRORS)

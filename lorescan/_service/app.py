@@ -1,7 +1,8 @@
 """The application: :func:`create_app` builds it from a :class:`ServiceConfig`.
 
-Three plain ASGI layers wrap the routes, outermost first: metrics (requests and latency per
-route), the token check (every path but ``/healthz``), and the body limit (a declared length over
+Plain ASGI layers wrap the routes, outermost first: metrics (requests and latency per route),
+CORS when ``--cors`` names origins (a browser's preflight request carries no token), the token
+check (every path but ``/healthz``), and the body limit (a declared length over
 ``--max-body-mb`` is refused before the body is read; a streamed one as soon as it crosses the
 limit). Every error reply, an unknown route's included, is ``{"error": {"type", "message",
 "field"}}``; an unexpected exception is logged with its traceback and answered with a one-line
@@ -19,7 +20,9 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
+from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import Response
 
 from .. import __version__
@@ -64,6 +67,9 @@ def create_app(config: ServiceConfig) -> FastAPI:
     _add_error_handlers(app)
     app.add_middleware(BodyLimit, limit=config.max_body_bytes, mb=config.max_body_mb)   # innermost
     app.add_middleware(TokenCheck, token=config.token)
+    if config.cors_origins:     # a browser's preflight carries no token: answered before the check
+        app.add_middleware(Cors, allow_origins=list(config.cors_origins), allow_methods=["*"],
+                           allow_headers=["Authorization", "Content-Type"], max_age=600)
     app.add_middleware(Measure, metrics=service.metrics)             # outermost
     return app
 
@@ -208,6 +214,17 @@ class TokenCheck:
                 {"WWW-Authenticate": "Bearer"})
             return
         await self.app(scope, receive, send)
+
+
+class Cors(CORSMiddleware):
+    """Starlette's CORS layer, with its refusals in the one error shape."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        reply = super().preflight_response(request_headers)
+        if reply.status_code >= 400:
+            text = bytes(reply.body).decode("utf-8", "replace")
+            return _reply(reply.status_code, error_body("cors", f"{text} (see --cors)"))
+        return reply
 
 
 class Measure:

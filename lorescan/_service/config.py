@@ -33,7 +33,8 @@ class ServiceConfig:
 
     ``token``: every route but ``/healthz`` needs ``Authorization: Bearer <token>`` (``None``: open).
     ``max_body_mb``: the largest request body. ``cache_mb``: the bound on compiled books kept in
-    memory (estimated sizes). ``workers``: threads that run activations.
+    memory (estimated sizes). ``workers``: threads that run activations. ``cors_origins``: web
+    origins whose pages may call the service from a browser (``*`` for any).
     """
 
     data_dir: Path
@@ -41,6 +42,7 @@ class ServiceConfig:
     max_body_mb: float = DEFAULT_MAX_BODY_MB
     cache_mb: float = DEFAULT_CACHE_MB
     workers: int = DEFAULT_WORKERS
+    cors_origins: tuple[str, ...] = ()
 
     @property
     def store_path(self) -> Path:

@@ -3,8 +3,9 @@
 ``type`` is one of: ``invalid_request`` (a value of the wrong type, an unknown name, a bad
 version), ``invalid_json``, ``invalid_book`` (a body lorescan cannot read as a book),
 ``lint_error`` (``?strict=true`` and the book has lint errors), ``not_found`` (a book, session or
-route), ``method_not_allowed``, ``body_too_large``, ``unauthorized``, ``conflict`` and
-``internal`` (a bug: never bad input, and never with a traceback).
+route), ``method_not_allowed``, ``body_too_large``, ``unauthorized``, ``cors`` (a browser asked
+for an origin or header ``--cors`` does not allow), ``conflict`` and ``internal`` (a bug: never
+bad input, and never with a traceback).
 """
 
 from __future__ import annotations
