@@ -8,6 +8,7 @@ import json
 import random
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -308,3 +309,28 @@ def test_a_book_asked_for_by_many_requests_at_once_compiles_once(client: httpx.C
     assert after["lorescan_cache_misses_total"] - before["lorescan_cache_misses_total"] == 1
     assert after["lorescan_compile_seconds_count"] - before["lorescan_compile_seconds_count"] == 1
     assert after["lorescan_cache_hits_total"] - before["lorescan_cache_hits_total"] == 5
+
+
+def test_a_bug_is_a_500_in_the_error_shape_without_a_traceback(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from lorescan._service import activation
+    from lorescan._service.app import create_app
+    from lorescan._service.config import ServiceConfig
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(activation, "evaluate_scenario", broken)
+    app = create_app(ServiceConfig(data_dir=tmp_path))
+
+    async def run() -> tuple[httpx.Response, httpx.Response]:
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+            async with httpx.AsyncClient(transport=transport, base_url="http://service") as c:
+                return await c.post("/v1/activate", json={"chat": []}), await c.get("/healthz")
+
+    reply, health = asyncio.run(run())
+    assert_error(reply, 500, "internal", None, "internal error (RuntimeError); please report it")
+    assert "a bug" not in reply.text and health.status_code == 200
