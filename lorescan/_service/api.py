@@ -142,6 +142,8 @@ async def activate(body: ActivateBody, request: Request) -> Response:
         key = books_key(sc, refs, mode, tokenizer)
     compiled = await svc.cache.get(key, lambda: build_books_job(sc, refs, svc.store), mode, tokenizer)
     async with svc.session_locks.hold(body.session), compiled.lock:
+        if await request.is_disconnected():      # gave up while it waited: no work for nobody
+            return Response(status_code=499)
         result = await svc.run_activation(activate_job, compiled, sc, mode, store=svc.store, session=body.session,
                                           seed=body.seed, trace=body.trace, metrics=svc.metrics)
     return svc.json_response({"result": result})
