@@ -2,10 +2,10 @@
 
 Handlers stay on the event loop only to check names and find things in memory; reading files,
 linting, compiling, activating and the store's reads and writes run in worker threads (see
-``app.Service``). Requests on one session run one after another, in the order they arrive, so each
-sees the timed state the previous one stored; other sessions never wait on them. An activation
-holds its compiled books' lock (see ``cache``) from before it is handed to a worker thread until
-it is done.
+``service.Service``). Requests on one session run one after another, in the order they arrive,
+so each sees the timed state the previous one stored; other sessions never wait on them. An
+activation holds its compiled books' lock (see ``cache``) from before it is handed to a worker
+thread until it is done.
 """
 
 from __future__ import annotations
