@@ -28,6 +28,7 @@ import asyncio
 import gc
 import json
 import math
+import os
 import signal
 import socket
 import subprocess
@@ -67,6 +68,7 @@ class RateResult:
     max_ms: float
     achieved_rate: float
     peak_rss_mb: float
+    server_cpu_ms: float
     error_kinds: dict[str, int]
 
 
@@ -103,6 +105,11 @@ class ServerProcess:
             if line.startswith(("VmRSS:", "VmHWM:")):
                 out[line.split(":")[0]] = int(line.split()[1])
         return out
+
+    def cpu_seconds(self) -> float:
+        """CPU time the server has used (user + system, all threads)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def reset_peak(self) -> None:
         """Reset the kernel's RSS high-water mark (``clear_refs`` 5)."""
@@ -326,12 +333,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             results = []
             for n, rate in enumerate(args.rates, 1):
                 server.reset_peak()
+                cpu = server.cpu_seconds()
                 lat, errors = asyncio.run(run_rate(server.port, chats[n], f"r{rate:g}", rate, args.duration,
                                                    args.sessions))
+                cpu = (server.cpu_seconds() - cpu) * 1000 / max(1, len(lat))
                 ms = [x * 1000 for x in lat]
                 results.append(RateResult(rate, len(lat), sum(errors.values()), percentile(ms, 50),
                                           percentile(ms, 95), percentile(ms, 99), max(ms), len(lat) / args.duration,
-                                          server.status()["VmHWM"] / 1024, dict(errors)))
+                                          server.status()["VmHWM"] / 1024, cpu, dict(errors)))
                 print(_row(results[-1]), flush=True)
         finally:
             server.stop()
@@ -357,7 +366,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 def _row(r: RateResult) -> str:
     return (f"rate {r.rate:>5g}/s: {r.requests} requests ({r.achieved_rate:.0f}/s), {r.errors} errors, "
             f"p50 {r.p50_ms:.1f} ms, p95 {r.p95_ms:.1f} ms, p99 {r.p99_ms:.1f} ms, max {r.max_ms:.0f} ms, "
-            f"peak RSS {r.peak_rss_mb:.0f} MB" + (f" {r.error_kinds}" if r.error_kinds else ""))
+            f"peak RSS {r.peak_rss_mb:.0f} MB, server CPU {r.server_cpu_ms:.2f} ms per request"
+            + (f" {r.error_kinds}" if r.error_kinds else ""))
 
 
 if __name__ == "__main__":

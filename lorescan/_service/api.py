@@ -141,8 +141,9 @@ async def activate(body: ActivateBody, request: Request) -> Response:
     else:
         key = books_key(sc, refs, mode, tokenizer)
     compiled = await svc.cache.get(key, lambda: build_books_job(sc, refs, svc.store), mode, tokenizer)
+    waits = compiled.lock.locked() or svc.session_locks.busy(body.session)
     async with svc.session_locks.hold(body.session), compiled.lock:
-        if await request.is_disconnected():      # gave up while it waited: no work for nobody
+        if waits and await request.is_disconnected():    # the client left while it waited: skip it
             return Response(status_code=499)
         result = await svc.run_activation(activate_job, compiled, sc, mode, store=svc.store, session=body.session,
                                           seed=body.seed, trace=body.trace, metrics=svc.metrics)

@@ -48,6 +48,10 @@ class SessionLocks:
     def __init__(self) -> None:
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
 
+    def busy(self, session: str | None) -> bool:
+        """Whether a request on ``session`` is running or waiting."""
+        return session is not None and session in self._locks
+
     @asynccontextmanager
     async def hold(self, session: str | None) -> AsyncIterator[None]:
         if session is None:
@@ -123,16 +127,13 @@ def release_memory() -> None:
 
 
 def json_bytes(body: Any) -> bytes:
-    """JSON as JavaScript's ``JSON.stringify`` writes it: NaN and infinities as ``null``, a lone
-    surrogate escaped."""
+    """JSON as JavaScript's ``JSON.stringify`` reads it back: NaN and infinities as ``null``, and
+    everything beyond ASCII escaped (the fastest of Python's encoders, and safe for lone surrogates)."""
     try:
-        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(body, separators=(",", ":"), allow_nan=False)
     except ValueError:
-        text = json.dumps(_finite(body), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(json.loads(text), ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        text = json.dumps(_finite(body), separators=(",", ":"), allow_nan=False)
+    return text.encode("ascii")
 
 
 def _finite(value: Any) -> Any:
