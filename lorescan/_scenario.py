@@ -3,19 +3,25 @@
 A scenario (see the conformance README) names its books, chat, settings, random draws and turns;
 :func:`run_scenario` runs it through the engine and returns the result in exactly the shape of
 the scenario's ``expected`` field, so anyone can compare lorescan with SillyTavern on their cases.
+
+The input assembly (books, character, chat and one request per turn, from a scenario's JSON
+names) is shared: the HTTP service reads its ``/v1/activate`` bodies with the same functions, so
+a scenario posted there gives what :func:`run_scenario` gives.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from pydantic import ValidationError
 
 from ._engine import Lore
 from ._errors import LorescanError, ScenarioError
-from ._mode import mode_for
-from ._model import Character, ChatMessage, Lorebook, Settings, TimedState, validation_error
-from ._request import ActivationRequest
+from ._mode import Mode, mode_for
+from ._model import ActivationResult, Character, ChatMessage, Lorebook, Settings, TimedState, validation_error
+from ._request import ActivationRequest, RandomSource
 from ._results import result_json, turns_json
 
 #: The input fields of a scenario (the conformance README's "Inputs", 1.18 ones included): a JSON
@@ -69,29 +75,74 @@ def scenario_books(sc: dict[str, Any]) -> list[Lorebook]:
     return books
 
 
-def _character(sc: dict[str, Any]) -> Character | None:
+def scenario_character(sc: dict[str, Any]) -> Character | None:
+    """The selected character (``None`` with ``no_character``): avatar ``<char_name>.png`` unless given."""
     if sc.get("no_character"):
         return None
-    data = dict(sc.get("character") or {})
+    data = _object(sc.get("character"), "character")
     char_name = sc.get("char_name", "Character")
     data.setdefault("name", char_name)
     if data.get("avatar") is None:
         data["avatar"] = f"{char_name}.png"
-    return Character.model_validate(data)
+    try:
+        return Character.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(exc, prefix="character.") from None
+
+
+def _object(value: Any, field: str) -> dict[str, Any]:
+    """A JSON object field as a new dict (``{}`` when absent)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise LorescanError("must be a JSON object", field=field)
+    return dict(value)
+
+
+def scenario_chat(messages: Any, where: str = "chat") -> list[ChatMessage]:
+    """A list of message objects as :class:`ChatMessage`; a bad one raises naming ``where[i].field``."""
+    if messages is None:
+        return []
+    if not isinstance(messages, list):
+        raise LorescanError("must be a list of messages", field=where)
+    out = []
+    for i, m in enumerate(messages):
+        try:
+            out.append(ChatMessage.model_validate(m))
+        except ValidationError as exc:
+            raise validation_error(exc, prefix=f"{where}[{i}].") from None
+    return out
+
+
+def scenario_mode(sc: dict[str, Any], version: str | None = None, quirks: bool = True) -> Mode:
+    """The mode for ``version``, else the scenario's ``st_version`` (default 1.18)."""
+    try:
+        return mode_for(version or str(sc.get("st_version") or "1.18"), quirks)
+    except LorescanError as exc:
+        raise ScenarioError(exc.message, field=None if version else "st_version") from None
 
 
 def run_scenario(sc: dict[str, Any], version: str | None = None, quirks: bool = True,
                  lore_cache: dict[Any, Lore] | None = None) -> dict[str, Any]:
     """Run one scenario; ``version`` overrides its ``st_version``. Returns the ``expected``-shaped result."""
-    try:
+    with scenario_errors():
         return _run(sc, version, quirks, lore_cache if lore_cache is not None else {})
+
+
+@contextmanager
+def scenario_errors() -> Iterator[None]:
+    """Turn every way a scenario's inputs can be wrong into one :class:`ScenarioError` naming the field."""
+    try:
+        yield
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err.get("loc", ()))
-        raise ScenarioError(f"{err.get('msg')} at {loc or 'top level'}") from None
+        loc = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in err.get("loc", ())).lstrip(".")
+        raise ScenarioError(str(err.get("msg")), field=loc or None) from None
+    except ScenarioError:
+        raise
     except LorescanError as exc:
         raise ScenarioError(exc.message, uid=exc.uid, field=exc.field) from None
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ScenarioError(f"malformed scenario: {exc!r}") from None
 
 
@@ -101,46 +152,59 @@ def _run(sc: dict[str, Any], version: str | None, quirks: bool, cache: dict[Any,
     if not any(k in sc for k in INPUT_FIELDS):
         raise ScenarioError("not a scenario: it has none of the input fields ("
                             + ", ".join(INPUT_FIELDS[:8]) + ", …)")
-    try:
-        compat = mode_for(version or str(sc.get("st_version") or "1.18"), quirks)
-    except LorescanError as exc:
-        raise ScenarioError(exc.message, field=None if version else "st_version") from None
+    compat = scenario_mode(sc, version, quirks)
     tokenizer = sc.get("tokenizer") or "chars4"
     key = (id(sc), compat, tokenizer)
     lore = cache.get(key)
     if lore is None:
         lore = Lore(scenario_books(sc), compat=compat, tokenizer=tokenizer)
         cache[key] = lore
-    base_settings = dict(sc.get("settings") or {})
-    chat = [ChatMessage.model_validate(m) for m in sc.get("chat") or []]
+    results = [result for _, result in evaluate_scenario(lore, sc)]
+    if not sc.get("turns"):
+        return result_json(results[0], outlets=compat.outlets)
+    return turns_json(results, outlets=compat.outlets)
+
+
+def evaluate_scenario(lore: Lore, sc: dict[str, Any], *, timed: TimedState | None = None,
+                      rng: RandomSource | None = None,
+                      trace: bool = False) -> list[tuple[ActivationRequest, ActivationResult]]:
+    """Every evaluation of a scenario on compiled books: one, or one per turn (each turn's fields
+    over the scenario's, the chat carried from turn to turn, the timed state from evaluation to
+    evaluation, starting from ``timed``). An evaluation with no ``random`` list draws from ``rng``,
+    else zeros (the scenarios' convention); ``trace`` records each evaluation's trace."""
+    base_settings = _object(sc.get("settings"), "settings")
+    chat = scenario_chat(sc.get("chat"))
     turns = sc.get("turns")
-    with_outlets = compat.outlets
     if not turns:
-        return result_json(_evaluate(lore, sc, {}, base_settings, chat, None), outlets=with_outlets)
-    timed = TimedState()
-    results = []
-    for turn in turns:
+        request = scenario_request(sc, {}, base_settings, chat, timed, rng, trace)
+        return [(request, lore.activate(request))]
+    if not isinstance(turns, list):
+        raise LorescanError("must be a list of turns", field="turns")
+    state = timed or TimedState()
+    out = []
+    for i, turn in enumerate(turns):
+        if not isinstance(turn, dict):
+            raise LorescanError("a turn must be an object", field=f"turns[{i}]")
         if "chat" in turn:
-            chat = [ChatMessage.model_validate(m) for m in turn["chat"]]
+            chat = scenario_chat(turn["chat"], f"turns[{i}].chat")
         if "append" in turn:
-            chat = chat + [ChatMessage.model_validate(m) for m in turn["append"]]
-        result = _evaluate(lore, sc, turn, base_settings, chat, timed)
-        timed = result.timed
-        results.append(result)
-    return turns_json(results, outlets=with_outlets)
+            chat = chat + scenario_chat(turn["append"], f"turns[{i}].append")
+        request = scenario_request(sc, turn, base_settings, chat, state, rng, trace)
+        result = lore.activate(request)
+        state = result.timed
+        out.append((request, result))
+    return out
 
 
-def _evaluate(lore: Lore, sc: dict[str, Any], turn: dict[str, Any], base_settings: dict[str, Any],
-              chat: list[ChatMessage], timed: TimedState | None) -> Any:
+def scenario_request(sc: dict[str, Any], turn: dict[str, Any], base_settings: dict[str, Any],
+                     chat: list[ChatMessage], timed: TimedState | None, rng: RandomSource | None = None,
+                     trace: bool = False) -> ActivationRequest:
+    """The request of one evaluation: the turn's fields over the scenario's (see the conformance README)."""
     def field(name: str, default: Any = None) -> Any:
-        if name in turn:
-            return turn[name]
-        if name in ("type", "dry_run", "random"):
-            return sc.get(name, default)
-        return sc.get(name, default)
+        return turn[name] if name in turn else sc.get(name, default)
 
     try:
-        settings = Settings.model_validate({**base_settings, **(turn.get("settings") or {})})
+        settings = Settings.model_validate({**base_settings, **_object(turn.get("settings"), "settings")})
     except ValidationError as exc:
         err = validation_error(exc, prefix="settings.")
         raise ScenarioError(err.message, field=err.field) from None
@@ -149,7 +213,7 @@ def _evaluate(lore: Lore, sc: dict[str, Any], turn: dict[str, Any], base_setting
         "settings": settings,
         "user_name": sc.get("user_name", "User"),
         "char_name": sc.get("char_name", "Character"),
-        "character": _character(sc),
+        "character": scenario_character(sc),
         "timed": timed,
         "generation_type": field("type") or "normal",
         "dry_run": bool(field("dry_run", False)),
@@ -159,6 +223,8 @@ def _evaluate(lore: Lore, sc: dict[str, Any], turn: dict[str, Any], base_setting
         "persona_description": field("persona_description") or "",
         "persona_book": field("persona_lorebook"),
         "force_activate": field("force_activate") or [],
+        "trace": trace,
     })
-    request.rng = ListRandom(field("random"))
-    return lore.activate(request)
+    draws = field("random")
+    request.rng = ListRandom(draws) if draws is not None or rng is None else rng
+    return request

@@ -1,0 +1,110 @@
+"""``lorescan serve``: the activation service over HTTP (needs the ``serve`` extra)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+from .._errors import LorescanError
+
+SERVE_MODULES = ("fastapi", "uvicorn", "prometheus_client")
+
+EPILOG = """routes:
+  PUT    /v1/books/{name}     store a book (the file's bytes, any format lorescan reads)
+  GET    /v1/books            list stored books;  GET /v1/books/{name}[?format=F]  read one back
+  DELETE /v1/books/{name}     remove a book
+  POST   /v1/activate         activate (a scenario's inputs, plus stored_books, session, seed, trace)
+  GET    /v1/sessions/{id}    a chat's timed-effect state;  DELETE /v1/sessions/{id}  forget it
+  GET    /healthz, /metrics, /openapi.json, /docs
+
+Stop with Ctrl-C or SIGTERM: requests in flight finish and the store is flushed."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from .._service.config import (
+        DEFAULT_CACHE_MB,
+        DEFAULT_HOST,
+        DEFAULT_MAX_BODY_MB,
+        DEFAULT_PORT,
+        DEFAULT_WORKERS,
+        default_data_dir,
+    )
+
+    p = sub.add_parser("serve", help="run the activation service over HTTP (pip install 'lorescan[serve]')",
+                       description="Serve world-info activation over HTTP for frontends in any language: "
+                                   "books are stored and compiled once, each generation is one POST, and "
+                                   "each chat's timed effects are kept in an embedded SQLite store.",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--host", default=DEFAULT_HOST,
+                   help=f"address to listen on (default {DEFAULT_HOST}: this machine only)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    p.add_argument("--data", metavar="DIR", type=Path, default=None,
+                   help=f"data directory holding the store (default {default_data_dir()})")
+    p.add_argument("--token", default=None,
+                   help="require 'Authorization: Bearer TOKEN' on every route but /healthz "
+                        "(default: $LORESCAN_TOKEN; none when unset)")
+    p.add_argument("--max-body-mb", type=_positive, default=DEFAULT_MAX_BODY_MB, metavar="MB",
+                   help=f"largest request body (default {DEFAULT_MAX_BODY_MB:g})")
+    p.add_argument("--cache-mb", type=_positive, default=DEFAULT_CACHE_MB, metavar="MB",
+                   help=f"memory for compiled books, estimated; least recently used go first "
+                        f"(default {DEFAULT_CACHE_MB:g})")
+    p.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
+                   help=f"threads that run activations (default {DEFAULT_WORKERS}); activations of one "
+                        "book run one at a time")
+    p.add_argument("--cors", metavar="ORIGIN", action="append", default=[],
+                   help="let pages from ORIGIN (e.g. http://localhost:8000, or '*') call the service from a "
+                        "browser; repeatable (default: none)")
+    p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"),
+                   help="server log level (default info)")
+    p.set_defaults(func=run)
+
+
+def _positive(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"must be above 0: {value!r}")
+    return number
+
+
+def missing_modules() -> list[str]:
+    """The serve extra's modules that cannot be imported."""
+    import importlib.util
+
+    missing = []
+    for name in SERVE_MODULES:
+        try:
+            if importlib.util.find_spec(name) is None:
+                missing.append(name)
+        except (ImportError, ValueError):
+            missing.append(name)
+    return missing
+
+
+def run(args: argparse.Namespace) -> int:
+    missing = missing_modules()
+    if missing:
+        raise LorescanError(f"lorescan serve needs {', '.join(missing)}: pip install 'lorescan[serve]'")
+    import uvicorn
+
+    from .._service.app import create_app
+    from .._service.config import ServiceConfig, default_data_dir
+
+    data = args.data if args.data is not None else default_data_dir()
+    token = args.token if args.token is not None else os.environ.get("LORESCAN_TOKEN") or None
+    try:
+        config = ServiceConfig(data_dir=data, token=token, max_body_mb=args.max_body_mb, cache_mb=args.cache_mb,
+                               workers=args.workers, cors_origins=tuple(args.cors))
+        app = create_app(config)
+    except (OSError, sqlite3.Error) as exc:
+        raise LorescanError(f"cannot open the store: {getattr(exc, 'strerror', None) or exc}",
+                            file=str(data)) from None
+    print(f"lorescan serve: http://{args.host}:{args.port} (data {data}{', token required' if token else ''})",
+          file=sys.stderr, flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, timeout_graceful_shutdown=30)
+    return 0

@@ -1,0 +1,202 @@
+"""One ``POST /v1/activate``: the body read as a scenario, its books found in the compiled-book
+cache (or compiled), its evaluations run, and the result in the ``expected`` shape.
+
+The body is turned into the scenario dict the scenario reader takes (``lorescan._scenario``): the
+same functions build the books, the character, the chat and one request per turn, so a scenario
+posted here gives what ``lorescan scenario`` gives. What the service adds: stored books (read after
+the request's own books of each scope), OpenAI-style messages (turned into SillyTavern messages
+first), ``seed``, ``session`` and ``trace``.
+
+Functions here named ``*_job`` run in a worker thread, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from .._errors import LorescanError
+from .._explain import explain
+from .._formats.chats import role_message
+from .._load import load_bytes
+from .._mode import Mode
+from .._model import ActivationResult, Lorebook, Settings, validation_error
+from .._request import ActivationRequest
+from .._results import result_json
+from .._scenario import evaluate_scenario, scenario_books, scenario_errors
+from .cache import Compiled
+from .errors import ServiceError, not_found
+from .metrics import Metrics
+from .models import SERVICE_FIELDS, ActivateBody, StoredBook
+from .store import Store
+
+#: skip reasons that only say an entry's keys did not match (not explained one by one in a trace)
+_UNMATCHED = ("no primary key matched", "no keys")
+INLINE_FIELDS = ("entries", "character_entries", "chat_entries", "books")
+
+
+@dataclass(frozen=True)
+class BookRef:
+    """A stored book as one request reads it."""
+
+    name: str
+    scope: str
+    hash: str
+
+
+def scenario_of(body: ActivateBody) -> dict[str, Any]:
+    """The body as a scenario dict: the fields it gave, books and turns as plain JSON, and
+    OpenAI-style messages as SillyTavern messages."""
+    sc: dict[str, Any] = {name: getattr(body, name) for name in body.model_fields_set if name not in SERVICE_FIELDS}
+    check_settings(body.settings, "settings")
+    names = (body.user_name, body.char_name)
+    sc["chat"] = _messages(body.chat, "chat", *names)
+    if body.books is not None:
+        sc["books"] = [{"name": b.name, "scope": b.scope, "entries": b.entries} for b in body.books]
+    if body.turns is not None:
+        turns = []
+        for i, turn in enumerate(body.turns):
+            t = {name: getattr(turn, name) for name in turn.model_fields_set}
+            check_settings(turn.settings, f"turns[{i}].settings")
+            for part in ("chat", "append"):
+                if t.get(part) is not None:
+                    t[part] = _messages(t[part], f"turns[{i}].{part}", *names)
+            turns.append(t)
+        sc["turns"] = turns
+    return sc
+
+
+def check_settings(data: Any, where: str) -> None:
+    """Settings with an unknown name or a value of the wrong type: 422 naming the setting."""
+    if not isinstance(data, dict):
+        return                  # absent, or not an object: the scenario reader says so
+    try:
+        Settings.model_validate(data)
+    except ValidationError as exc:
+        loc = ".".join(str(x) for x in exc.errors()[0].get("loc", ()))
+        err = validation_error(exc, prefix=f"{where}.")
+        raise ServiceError(422, "invalid_request", err.message, err.field or f"{where}.{loc}") from None
+
+
+def _messages(items: list[Any], where: str, user_name: str, char_name: str) -> list[Any]:
+    out = []
+    for i, item in enumerate(items):
+        if isinstance(item, dict) and "role" in item and "mes" not in item:
+            try:
+                item = role_message(item, f"{where}[{i}]", None, user_name, char_name).model_dump()
+            except LorescanError as exc:
+                raise ServiceError(422, "invalid_request", exc.message, f"{where}[{i}]") from None
+        out.append(item)
+    return out
+
+
+def stored_refs(body: ActivateBody, store: Store) -> list[BookRef]:
+    """The stored books the body names, each with its scope for this request (404 for an unknown one)."""
+    refs = []
+    for i, item in enumerate(body.stored_books):
+        ref = item if isinstance(item, StoredBook) else StoredBook(name=item)
+        record = store.books.get(ref.name)
+        if record is None:
+            raise not_found("stored book", ref.name, f"stored_books[{i}]")
+        refs.append(BookRef(ref.name, ref.scope or record.scope, record.hash))
+    return refs
+
+
+def books_key(sc: dict[str, Any], refs: list[BookRef], mode: Mode, tokenizer: str) -> str:
+    """The compiled-book cache key: a hash of everything a compile reads (see ``cache``)."""
+    inline = [sc.get(k) for k in INLINE_FIELDS]
+    inline_hash = "" if not any(inline) else hashlib.sha256(
+        json.dumps(inline, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8",
+                                                                                          "surrogatepass")).hexdigest()
+    stored = [(r.hash, r.name, r.scope) for r in refs]
+    return hashlib.sha256(repr((inline_hash, stored, repr(mode), tokenizer)).encode("utf-8")).hexdigest()
+
+
+def needs_thread_for_key(sc: dict[str, Any]) -> bool:
+    """Whether hashing the request's own books is worth a trip off the event loop."""
+    count = sum(len(sc.get(k) or ()) for k in ("entries", "character_entries", "chat_entries"))
+    count += sum(len(b.get("entries") or ()) for b in sc.get("books") or ())
+    return count > 200
+
+
+def build_books_job(sc: dict[str, Any], refs: list[BookRef], store: Store) -> tuple[list[Lorebook], Settings | None]:
+    """The request's own books (in the scenario reader's order), then the stored ones it names;
+    and the request's settings, to compile the key index for (``None`` when they are not valid:
+    the evaluation says so)."""
+    with scenario_errors():
+        books = scenario_books(sc)
+    for ref in refs:
+        books.append(read_stored(store, ref.name, ref.hash, ref.scope))
+    try:
+        prepare = Settings.model_validate(sc.get("settings") or {})
+    except (ValidationError, TypeError):
+        prepare = None
+    return books, prepare
+
+
+def read_stored(store: Store, name: str, digest: str, scope: str) -> Lorebook:
+    """A stored book, read from its bytes, in ``scope`` (409 when it changed since it was named)."""
+    data = store.book_data(name)
+    if data is None or hashlib.sha256(data).hexdigest() != digest:
+        raise ServiceError(409, "conflict", f"the stored book {name!r} changed while this request read it; "
+                                            "send the request again", "stored_books")
+    book = load_bytes(data, name, name=name).books[0]
+    book.scope = scope  # type: ignore[assignment]
+    return book
+
+
+def activate_job(compiled: Compiled, sc: dict[str, Any], mode: Mode, *, store: Store, session: str | None,
+                 seed: int | None, trace: bool, metrics: Metrics) -> dict[str, Any]:
+    """Run the body's evaluations on compiled books (the caller holds their lock); with a session,
+    read its timed state first and store the state after the last evaluation that was not a dry run."""
+    record = store.session(session) if session is not None else None
+    timed = record.timed if record is not None else None
+    rng = random.Random(seed) if seed is not None else None
+    with scenario_errors():
+        pairs = evaluate_scenario(compiled.lore, sc, timed=timed, rng=rng, trace=trace)
+        shaped = [_shape(compiled, request, result, mode, trace) for request, result in pairs]
+    metrics.activations.inc(len(pairs))
+    metrics.entries_activated.inc(sum(len(result.activated) for _, result in pairs))
+    metrics.overflows.inc(sum(1 for _, result in pairs if result.overflowed))
+    if session is not None:
+        written = [result.timed for request, result in pairs if not request.dry_run]
+        if written:
+            store.save_session(session, written[-1], len(written))
+    return {"turns": shaped} if sc.get("turns") else shaped[0]
+
+
+def _shape(compiled: Compiled, request: ActivationRequest, result: ActivationResult, mode: Mode,
+           trace: bool) -> dict[str, Any]:
+    out = result_json(result, outlets=mode.outlets, trace=trace)
+    if trace:
+        out["explain"] = explain_all(compiled, request, result)
+    return out
+
+
+def explain_all(compiled: Compiled, request: ActivationRequest, result: ActivationResult) -> list[dict[str, Any]]:
+    """``explain``'s verdict and lines for every entry the trace names, but those whose keys just did
+    not match (the trace says so already), in the order the trace first names them."""
+    named: dict[str, bool] = {}
+    for event in result.trace or ():
+        key = event.get("entry")
+        if key is None:
+            continue
+        quiet = event["event"] == "skipped" and event.get("why") in _UNMATCHED
+        named[key] = named.get(key, False) or not quiet
+    r = request
+    out = []
+    for key, wanted in named.items():
+        if not wanted:
+            continue
+        exp = explain(compiled.lore, result, key, r.chat, settings=r.settings, user_name=r.user_name,
+                      char_name=r.char_name, generation_type=r.generation_type, character=r.character,
+                      persona_description=r.persona_description, authors_note=r.authors_note,
+                      authors_note_scan=r.authors_note_scan, quiet_prompt=r.quiet_prompt)
+        out.append({"entry": exp.entry, "activated": exp.activated, "verdict": exp.verdict,
+                    "lines": exp.lines, "steps": exp.steps})
+    return out

@@ -1,0 +1,256 @@
+"""The application: :func:`create_app` builds it from a :class:`ServiceConfig`.
+
+Plain ASGI layers wrap the routes, outermost first: metrics (requests and latency per route),
+CORS when ``--cors`` names origins (a browser's preflight request carries no token), the token
+check (every path but ``/healthz``), and the body limit (a declared length over
+``--max-body-mb`` is refused before the body is read; a streamed one as soon as it crosses the
+limit). Every error reply, an unknown route's included, is ``{"error": {"type", "message",
+"field"}}``; an unexpected exception is logged with its traceback and answered with a one-line
+``internal`` error, never the traceback.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
+from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import Response
+
+from .. import __version__
+from .._errors import LorescanError
+from .api import router
+from .config import ServiceConfig
+from .errors import ServiceError, error_body, from_lorescan
+from .metrics import Metrics
+from .models import UNION_TAGS
+from .service import Service, json_bytes
+
+log = logging.getLogger("lorescan.serve")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+DESCRIPTION = """SillyTavern-exact world-info (lorebook) activation over HTTP.
+
+Store books once (`PUT /v1/books/{name}`), then activate each generation (`POST /v1/activate`)
+with the chat; give a `session` (a chat id) and the service keeps that chat's sticky, cooldown and
+delay state between calls. The activation body takes a conformance scenario's inputs under the
+same names, and the result has exactly the shape of a scenario's `expected`."""
+
+
+def create_app(config: ServiceConfig) -> FastAPI:
+    """The service as an ASGI app (its store is opened now and closed at shutdown)."""
+    service = Service(config)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            service.close()
+
+    app = FastAPI(title="lorescan", version=__version__, description=DESCRIPTION, lifespan=lifespan)
+    app.state.service = service
+    app.include_router(router)
+    _add_error_handlers(app)
+    app.add_middleware(BodyLimit, limit=config.max_body_bytes, mb=config.max_body_mb)   # innermost
+    app.add_middleware(TokenCheck, token=config.token)
+    if config.cors_origins:     # a browser's preflight carries no token: answered before the check
+        app.add_middleware(Cors, allow_origins=list(config.cors_origins), allow_methods=["*"],
+                           allow_headers=["Authorization", "Content-Type"], max_age=600)
+    app.add_middleware(Measure, metrics=service.metrics)             # outermost
+    return app
+
+
+# ---------------------------------------------------------------- errors
+
+def _reply(status: int, body: dict[str, Any], headers: Mapping[str, str] | None = None) -> Response:
+    return Response(json_bytes(body), status_code=status, media_type="application/json", headers=headers)
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    async def service_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ServiceError)
+        return _reply(exc.status, exc.body())
+
+    async def lorescan_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, LorescanError)
+        err = from_lorescan(exc)
+        return _reply(err.status, err.body())
+
+    async def validation_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        return _reply(*_validation_reply(exc))
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        return _http_reply(request, exc)
+
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        log.exception("internal error on %s %s", request.method, request.url.path)
+        return _reply(500, error_body("internal", f"internal error ({type(exc).__name__}); please report it"))
+
+    app.add_exception_handler(ServiceError, service_error)
+    app.add_exception_handler(LorescanError, lorescan_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(Exception, unexpected)
+
+
+def _validation_reply(exc: RequestValidationError) -> tuple[int, dict[str, Any]]:
+    """A body or parameter that is not what the route takes: 400 for JSON that does not parse, 422
+    naming the first field that is wrong (``turns[0].dry_run``) otherwise."""
+    errors = exc.errors()
+    first = errors[0] if errors else {}
+    loc = [x for x in first.get("loc", ()) if x not in ("body", "query", "path")]
+    kind = str(first.get("type", ""))
+    if kind == "json_invalid":
+        return 400, error_body("invalid_json", f"the body is not valid JSON: {first.get('msg')}")
+    field = _field_path(loc)
+    message = str(first.get("msg", "invalid value"))
+    if kind == "missing" and not loc:
+        message = "the body is missing: send a JSON object"
+    elif kind in ("model_attributes_type", "model_type", "dict_type") and not loc:
+        message = "the body must be a JSON object"
+    if len(errors) > 1:
+        message += f" (and {len(errors) - 1} more)"
+    return 422, error_body("invalid_request", message, field)
+
+
+def _field_path(loc: list[Any]) -> str | None:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in UNION_TAGS:
+            continue
+        else:
+            out += ("." if out else "") + str(part)
+    return out or None
+
+
+def _http_reply(request: Request, exc: HTTPException) -> Response:
+    status = exc.status_code
+    if status == 404:
+        detail = exc.detail if exc.detail != "Not Found" else f"no route {request.method} {request.url.path}"
+        return _reply(404, error_body("not_found", str(detail)))
+    if status == 405:
+        return _reply(405, error_body("method_not_allowed", f"{request.method} is not allowed on "
+                                                            f"{request.url.path}"), headers=exc.headers)
+    if status == 413:
+        return _reply(413, error_body("body_too_large", str(exc.detail)))
+    kind = "invalid_request" if 400 <= status < 500 else "internal"
+    return _reply(status, error_body(kind, str(exc.detail)), headers=exc.headers)
+
+
+# ---------------------------------------------------------------- ASGI layers
+
+async def _send_error(send: Send, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+    payload = json_bytes(body)
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    raw += [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": payload})
+
+
+class BodyLimit:
+    """Refuse bodies over ``limit`` bytes with 413 (see the module docstring)."""
+
+    def __init__(self, app: ASGIApp, limit: int, mb: float) -> None:
+        self.app, self.limit = app, limit
+        self.message = f"the body is larger than the limit of {mb:g} MB (--max-body-mb)"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit, message = self.limit, self.message
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length" and value.isdigit() and int(value) > limit:
+                await _send_error(send, 413, error_body("body_too_large", message))
+                return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            msg = await receive()
+            if msg["type"] == "http.request":
+                seen += len(msg.get("body", b""))
+                if seen > limit:
+                    raise HTTPException(413, message)
+            return msg
+
+        await self.app(scope, limited, send)
+
+
+class TokenCheck:
+    """With a token, every path but ``/healthz`` needs ``Authorization: Bearer <token>``."""
+
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode() if token else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.expected is None or scope["type"] != "http" or scope.get("path") == "/healthz":
+            await self.app(scope, receive, send)
+            return
+        given = next((v for k, v in scope.get("headers", ()) if k == b"authorization"), b"")
+        if not hmac.compare_digest(given, self.expected):
+            what = "a wrong token" if given else "no token"
+            await _send_error(send, 401, error_body(
+                "unauthorized", f"this service needs 'Authorization: Bearer <token>' ({what} was given)"),
+                {"WWW-Authenticate": "Bearer"})
+            return
+        await self.app(scope, receive, send)
+
+
+class Cors(CORSMiddleware):
+    """Starlette's CORS layer, with its refusals in the one error shape."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        reply = super().preflight_response(request_headers)
+        if reply.status_code >= 400:
+            text = bytes(reply.body).decode("utf-8", "replace")
+            return _reply(reply.status_code, error_body("cors", f"{text} (see --cors)"))
+        return reply
+
+
+class Measure:
+    """Count requests and time them per route template (``unmatched`` for unknown paths)."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app, self.metrics = app, metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def noting(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, noting)
+        finally:
+            route = scope.get("route")
+            name = getattr(route, "path", None) or "unmatched"
+            method = scope.get("method", "")
+            self.metrics.requests.labels(name, method, str(status)).inc()
+            self.metrics.latency.labels(name, method).observe(time.perf_counter() - started)

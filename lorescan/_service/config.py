@@ -1,0 +1,57 @@
+"""The service's settings, and where its data lives by default (no web framework imported here)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+DEFAULT_MAX_BODY_MB = 32.0
+DEFAULT_CACHE_MB = 1024.0
+DEFAULT_WORKERS = 4
+STORE_FILE = "lorescan.sqlite3"
+
+
+def default_data_dir() -> Path:
+    """The user's data directory for lorescan: ``$XDG_DATA_HOME/lorescan`` (``~/.local/share``) on
+    Linux, ``~/Library/Application Support/lorescan`` on macOS, ``%LOCALAPPDATA%\\lorescan`` on Windows."""
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+        return Path(base) / "lorescan"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "lorescan"
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "lorescan"
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    """What ``lorescan serve`` is started with.
+
+    ``token``: every route but ``/healthz`` needs ``Authorization: Bearer <token>`` (``None``: open).
+    ``max_body_mb``: the largest request body. ``cache_mb``: the bound on compiled books kept in
+    memory (estimated sizes). ``workers``: threads that run activations. ``cors_origins``: web
+    origins whose pages may call the service from a browser (``*`` for any).
+    """
+
+    data_dir: Path
+    token: str | None = None
+    max_body_mb: float = DEFAULT_MAX_BODY_MB
+    cache_mb: float = DEFAULT_CACHE_MB
+    workers: int = DEFAULT_WORKERS
+    cors_origins: tuple[str, ...] = ()
+
+    @property
+    def store_path(self) -> Path:
+        return self.data_dir / STORE_FILE
+
+    @property
+    def max_body_bytes(self) -> int:
+        return int(self.max_body_mb * 1024 * 1024)
+
+    @property
+    def cache_bytes(self) -> int:
+        return int(self.cache_mb * 1024 * 1024)

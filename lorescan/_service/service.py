@@ -1,0 +1,146 @@
+"""What one running service holds: the store, the compiled-book cache, the metrics, its thread
+pools and the per-session locks.
+
+Concurrency model: the event loop only parses requests and looks things up in memory. Activations
+run in a pool of ``--workers`` threads; an activation holds the lock of the compiled books it uses
+(a ``Lore`` mutates its memos while it activates), taken on the event loop in arrival order, so
+activations of one set of books run one at a time, first come first served, and activations of
+other books run beside them; a waiting request never holds a thread. Python runs one thread's bytecode at a time,
+so the threads share one core for the engine's own work; they keep the event loop free and let
+regex searches (which release the interpreter lock) and the store overlap. Compiles run in a pool
+of their own, so a large book compiling never delays activations of books already compiled.
+Reading and linting sent books, rendering them and the store's reads and writes outside an
+activation run in an I/O pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import gc
+import json
+import math
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any, TypeVar
+
+from fastapi import Response
+
+from .._errors import LorescanError
+from .._mode import Mode, mode_for
+from .cache import CompiledCache
+from .config import ServiceConfig
+from .errors import ServiceError
+from .metrics import Metrics
+from .store import Store
+
+T = TypeVar("T")
+DEFAULT_VERSION = "1.18"
+DEFAULT_TOKENIZER = "chars4"
+
+
+class SessionLocks:
+    """One lock per session id in use, so requests on one chat run in order; a lock is dropped
+    when no request holds or waits for it."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    def busy(self, session: str | None) -> bool:
+        """Whether a request on ``session`` is running or waiting."""
+        return session is not None and session in self._locks
+
+    @asynccontextmanager
+    async def hold(self, session: str | None) -> AsyncIterator[None]:
+        if session is None:
+            yield
+            return
+        lock, users = self._locks.get(session, (None, 0))
+        if lock is None:
+            lock = asyncio.Lock()
+        self._locks[session] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[session]
+            if users == 1:
+                del self._locks[session]
+            else:
+                self._locks[session] = (lock, users - 1)
+
+
+class Service:
+    """The state of one running service (see the module docstring)."""
+
+    def __init__(self, config: ServiceConfig) -> None:
+        self.config = config
+        self.store = Store(config.store_path)
+        self.metrics = Metrics(sessions=self.store.session_count)
+        self.activation_pool = ThreadPoolExecutor(max(1, config.workers), thread_name_prefix="lorescan-activate")
+        self.compile_pool = ThreadPoolExecutor(2, thread_name_prefix="lorescan-compile")
+        self.io_pool = ThreadPoolExecutor(4, thread_name_prefix="lorescan-io")
+        self.cache = CompiledCache(config.cache_bytes, self.compile_pool, self.metrics)
+        self.session_locks = SessionLocks()
+        self._modes: dict[str, Mode] = {}
+
+    def mode(self, version: str) -> Mode:
+        """The mode for a request's ``st_version`` (422 naming the field for an unknown one)."""
+        got = self._modes.get(version)
+        if got is None:
+            try:
+                got = mode_for(version)
+            except LorescanError as exc:
+                raise ServiceError(422, "invalid_request", exc.message, "st_version") from None
+            self._modes[version] = got
+        return got
+
+    async def run_io(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.io_pool, partial(fn, *args, **kwargs))
+
+    async def run_activation(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.activation_pool, partial(fn, *args, **kwargs))
+
+    @staticmethod
+    def json_response(body: Any, status: int = 200) -> Response:
+        return Response(json_bytes(body), status_code=status, media_type="application/json")
+
+    def close(self) -> None:
+        """Let work in progress finish, then checkpoint and close the store."""
+        for pool in (self.activation_pool, self.compile_pool, self.io_pool):
+            pool.shutdown(wait=True)
+        self.store.close()
+
+
+def release_memory() -> None:
+    """Hand freed heap memory back to the system (glibc's ``malloc_trim``; elsewhere nothing): reading
+    and linting a large book leaves its garbage spread over the heap, tens of MB at 20,000 entries."""
+    gc.collect()
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def json_bytes(body: Any) -> bytes:
+    """JSON as JavaScript's ``JSON.stringify`` reads it back: NaN and infinities as ``null``, and
+    everything beyond ASCII escaped (the fastest of Python's encoders, and safe for lone surrogates)."""
+    try:
+        text = json.dumps(body, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(body), separators=(",", ":"), allow_nan=False)
+    return text.encode("ascii")
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
