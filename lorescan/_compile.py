@@ -114,7 +114,7 @@ class CompiledEntry:
     def _fill(self) -> None:
         """Read the remaining fields (and the identity ones) and become a plain CompiledEntry."""
         try:
-            _KEY_SLOT.__get__(self)
+            _KEY_SLOT.__get__(self)  # type: ignore[attr-defined]
         except AttributeError:
             self._identify()
         entry = self.entry
@@ -193,8 +193,8 @@ def overridden(ce: CompiledEntry, fields: dict[str, Any]) -> ForcedEntry:
         out.decorators = _NO_DECORATORS
     out._fill()
     out._hash = ce.st_hash
-    out.__class__ = ForcedEntry
-    return out
+    out.__class__ = ForcedEntry  # type: ignore[assignment]
+    return out  # type: ignore[return-value]
 
 
 #: what :meth:`CompiledEntry.__init__` reads, by JSON name
@@ -221,7 +221,7 @@ class _UnfilledEntry(CompiledEntry):
         return object.__getattribute__(self, name)
 
 
-_KEY_SLOT = CompiledEntry.key   # the slot's descriptor: reads it without __getattr__
+_KEY_SLOT = CompiledEntry.key   # type: ignore[misc]  # the slot's descriptor: reads it without __getattr__
 _EXACT = 2**53   # ints up to this size are exact as JavaScript numbers
 _GROUP_SPLIT = re.compile(r",[" + re.escape(_js.JS_WHITESPACE) + r"]*")
 _NO_DECORATORS: list[str] = []
@@ -291,5 +291,5 @@ def compile_books(books: Iterable[Lorebook]) -> list[tuple[Lorebook, list[Compil
         entries = book.scan_order()
         compiled = list(map(_UnfilledEntry, range(gid, gid + len(entries)), repeat(book.name), entries))
         gid += len(compiled)
-        out.append((book, compiled))
+        out.append((book, compiled))  # type: ignore[arg-type]
     return out

@@ -80,7 +80,7 @@ class KeyIndex:
             self._add_group(group, mode)
         needles.build()
         # done growing: tuples are smaller, and the collector stops walking tuples of ints
-        needles.entries = list(map(tuple, needles.entries))
+        needles.entries = list(map(tuple, needles.entries))  # type: ignore[arg-type]
         #: (regex key text, piece, how it is searched) -> whether the regex matches that piece, or
         #: TIMED_OUT (see ``ScanBuffer.regex_piecewise``); kept across evaluations like hits.
         self.piece_memo: dict[tuple[str, str, int], object] = {}
@@ -231,8 +231,8 @@ class BoundIndex:
         self.secondary = main.secondary
         self.always = main.always
         if main.macro:
-            self.primary = _Overlay(main.primary)       # type: ignore[assignment]
-            self.secondary = _Overlay(main.secondary)   # type: ignore[assignment]
+            self.primary = _Overlay(main.primary)  # type: ignore[arg-type, assignment]
+            self.secondary = _Overlay(main.secondary)  # type: ignore[arg-type, assignment]
             self.always = list(main.always)
             listed = set(main.always)
             caches: dict[MatchMode, dict[str, KeyItem]] = {}   # keys recur across entries
@@ -241,16 +241,16 @@ class BoundIndex:
                 gid = ce.gid
                 if ce.keys:
                     # only the macro keys are prepared here; the others are in the main index
-                    fresh = [prepare_macro(raw, env, mode, over, cache)  # type: ignore[arg-type]
+                    fresh = [prepare_macro(raw, env, mode, over, cache)
                              for raw, item in zip(ce.keys, prim) if item is MACRO]
                     it = iter(fresh)
-                    self.primary[gid] = tuple(next(it) if item is MACRO else item for item in prim)
+                    self.primary[gid] = tuple(next(it) if item is MACRO else item for item in prim)  # type: ignore[index]
                     if register(fresh, gid, over) and gid not in listed:
                         self.always.append(gid)
                         listed.add(gid)
                 if ce.keys_secondary:
-                    self.secondary[gid] = tuple(
-                        prepare_macro(raw, env, mode, over, cache) if item is MACRO else item  # type: ignore[arg-type]
+                    self.secondary[gid] = tuple(  # type: ignore[index]
+                        prepare_macro(raw, env, mode, over, cache) if item is MACRO else item
                         for raw, item in zip(ce.keys_secondary, sec))
         over.build()
         self.over = over if over.word else None
@@ -287,10 +287,10 @@ class BoundIndex:
         rec = self.plain_records[gid]
         if rec is UNBUILT:
             deaths = self._count_deaths()
-            rec = _plain_record(ce, self.primary.get(gid, ()), self.secondary.get(gid, ()), self.regex_ready)
+            rec = _plain_record(ce, self.primary.get(gid, ()), self.secondary.get(gid, ()), self.regex_ready)  # type: ignore[arg-type]
             if self._count_deaths() == deaths:   # else a regex needle it used may have died meanwhile
                 self.plain_records[gid] = rec
-        return rec  # type: ignore[return-value]
+        return rec
 
     def hits(self, text: str) -> frozenset[int]:
         """Needle ids found in one piece of scan text (memoised: messages recur across generations)."""

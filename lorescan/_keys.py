@@ -145,7 +145,7 @@ class Needles:
             self.entries.append([])
             values = self._values[cs]
             old = values.get(needle)
-            values[needle] = nid if old is None else (old + (nid,) if type(old) is tuple else (old, nid))
+            values[needle] = nid if old is None else (old + (nid,) if type(old) is tuple else (old, nid))  # type: ignore[assignment]
         return nid
 
     def add_keys(self, raws: Iterable[object], mode: MatchMode) -> dict[object, KeyItem]:
@@ -196,7 +196,7 @@ class Needles:
         values = self._values[cs]
         for text in values.keys() & fresh.keys():   # the same text needed in another mode too
             old, nid = values[text], fresh.pop(text)
-            values[text] = old + (nid,) if type(old) is tuple else (old, nid)
+            values[text] = old + (nid,) if type(old) is tuple else (old, nid)  # type: ignore[assignment]
         values.update(fresh)
         cache.update(zip(raws, map(ids.__getitem__, texts)))
         return too_long
@@ -210,7 +210,7 @@ class Needles:
         on = self.phrase_on
         pids = list(fresh.values())
         for pid, tid in zip(pids, map(triggers.__getitem__, longest)):
-            got = on.get(tid)   # type: ignore[call-overload]
+            got = on.get(tid)  # type: ignore[arg-type]
             on[tid] = pid if got is None else (got, pid) if type(got) is int else got + (pid,)  # type: ignore[index, operator]
         self.phrase_text.update(zip(pids, texts))
         if cs:
@@ -222,7 +222,7 @@ class Needles:
         on, phrase, cs = self.phrase_on, self.phrase_text, self.phrase_cs
         for tid in found & self.phrase_triggers:
             pids = on[tid]
-            for pid in ((pids,) if type(pids) is int else pids):
+            for pid in ((pids,) if type(pids) is int else pids):  # type: ignore[union-attr]
                 if phrase[pid] in (text if pid in cs else lowered):
                     found.add(pid)
 
@@ -382,7 +382,7 @@ def prepare_items(keys: object, cache: dict[object, KeyItem], mode: MatchMode,
     except (KeyError, TypeError):
         pass
     return tuple(cache[k] if type(k) is str and k in cache else _prepare_raw(k, mode, needles)
-                 for k in keys)  # type: ignore[union-attr]
+                 for k in keys)  # type: ignore[attr-defined]
 
 
 def prepare_macro(raw: str, env: MacroEnv, mode: MatchMode, needles: Needles,

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from itertools import compress
 from operator import attrgetter, not_
+from typing import Any, cast
 
 from . import _js
 from ._compile import CompiledEntry
@@ -196,34 +197,35 @@ class ScanBuffer:
     def key_matches(self, key: KeyItem, ce: CompiledEntry, depth: float, with_recursion: bool) -> bool:
         if type(key) is int:
             return self.visible(key, depth, with_recursion, ce.match_fields)
-        kind = key.kind  # type: ignore[union-attr]
+        rk = cast(Key, key)    # checked by type() above (faster than isinstance, opaque to mypy)
+        kind = rk.kind
         if kind == SKIP:
             return False
         if kind == EMPTY:
             return True
         if kind == REGEX:
-            if key.rid >= 0 and self.index.regex_ready(key):  # type: ignore[union-attr]
-                return self.visible(key.rid, depth, with_recursion, ce.match_fields)  # type: ignore[union-attr]
-            nids = key.nids
+            if rk.rid >= 0 and self.index.regex_ready(rk):
+                return self.visible(rk.rid, depth, with_recursion, ce.match_fields)
+            nids = rk.nids
             if nids and not any(self.visible(n, depth, with_recursion, ce.match_fields) for n in nids):
                 return False
             # The same regex on the same text gives the same answer: remember it for this evaluation.
-            ck = (key.text, key.cs, key.ww, depth, with_recursion, ce.match_fields, len(self.recursion))
+            ck = (rk.text, rk.cs, rk.ww, depth, with_recursion, ce.match_fields, len(self.recursion))
             got = self._regex_cache.get(ck)
             if got is None:
-                rx = key.regex
+                rx = rk.regex
                 if rx is not None and rx.piecewise and depth > 0:
-                    got = self.regex_piecewise(key, rx, depth, with_recursion, ce.match_fields)
+                    got = self.regex_piecewise(rk, rx, depth, with_recursion, ce.match_fields)
                 else:
                     hay = self.text(depth, with_recursion, ce.match_fields)
                     if rx is None:  # not a valid JavaScript regex: SillyTavern matches it as plain text
-                        got = match_key_text(hay, key.text, key.cs, key.ww)
+                        got = match_key_text(hay, rk.text, rk.cs, rk.ww)
                     else:
                         got = rx.test(hay)
                 self._regex_cache[ck] = got
             return got
         hay = self.text(depth, with_recursion, ce.match_fields)
-        return match_key_text(hay, key.text, key.cs, key.ww)
+        return match_key_text(hay, rk.text, rk.cs, rk.ww)
 
     def regex_piecewise(self, key: Key, rx: JsRegex, depth: float, with_recursion: bool,
                         fields: tuple[str, ...]) -> bool:
@@ -263,8 +265,8 @@ class ScanBuffer:
         elif not nids:   # no messages: the text still starts with an empty piece
             checks.append(("", _AFTER_MARK if marked else _ALONE if not tail else _BEFORE_NEWLINE))
         end = len(tail) - 1
-        for j, (t, hs, lines) in enumerate(tail):
-            if nids and hs.isdisjoint(nids):
+        for j, (t, piece_hits, lines) in enumerate(tail):
+            if nids and piece_hits.isdisjoint(nids):
                 continue
             if marked and lines is not None and len(lines) > 1:
                 # no match crosses a "\n": each recursed content on its own (they recur)
@@ -314,7 +316,7 @@ def kept_indexes(chat: Sequence[ChatMessage], start: int = 0, stop: int | None =
     return list(compress(range(start, stop), map(not_, map(_IS_SYSTEM, chat[start:stop]))))
 
 
-class KnownChat(list):  # type: ignore[type-arg]
+class KnownChat(list):
     """A chat of :class:`ChatMessage` objects whose non-system message indexes (``kept``, ascending)
     its maker already knows, as a :class:`~lorescan._replay.Session` does: evaluating it neither
     checks the messages' types nor reads every message again."""
@@ -357,7 +359,7 @@ class ScanMessages(Sequence[str]):
             self._cache[i] = got
         return got
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
             return [self._get(k) for k in range(*i.indices(self._length))]
         if i < 0:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import add_book_args, open_inputs
+from .common import Inputs, add_book_args, open_inputs
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def resolve_entry(inputs, wanted: str) -> str:
+def resolve_entry(inputs: Inputs, wanted: str) -> str:
     from .._errors import LorescanError
 
     keys = [ce.key for ce in inputs.lore._all]

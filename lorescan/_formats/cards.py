@@ -177,7 +177,7 @@ def card_info(card: dict[str, Any], avatar: str | None = None) -> tuple[CardInfo
     data = card_data(card)
     ext = data.get("extensions") if isinstance(data.get("extensions"), dict) else {}
     depth_prompt = None
-    raw_dp = ext.get("depth_prompt")
+    raw_dp = ext.get("depth_prompt")  # type: ignore[union-attr]
     if isinstance(raw_dp, dict):
         try:
             depth_prompt = DepthPrompt.model_validate(raw_dp)
@@ -214,7 +214,7 @@ def card_info(card: dict[str, Any], avatar: str | None = None) -> tuple[CardInfo
         tags=list(data["tags"]) if isinstance(data.get("tags"), list) else [],
         creator=_text(data.get("creator")), character_version=_text(data.get("character_version")),
         depth_prompt=depth_prompt,
-        world=ext.get("world") if isinstance(ext.get("world"), str) and ext.get("world") else None,
+        world=ext.get("world") if isinstance(ext.get("world"), str) and ext.get("world") else None,  # type: ignore[union-attr]
         avatar=avatar or (f"{name}.png" if name else None), book_name=book_name,
     )
     return info, warnings

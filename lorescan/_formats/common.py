@@ -310,7 +310,7 @@ def merge_entries(originals: list[tuple[Any, dict[str, Any]]], entries: Iterable
         if last[uid] != index:
             out.append(raw)
             continue
-        entry = current.get(uid)
+        entry = current.get(uid)  # type: ignore[assignment]
         if entry is None:
             continue
         now = entry.to_json()

@@ -92,7 +92,7 @@ def lite_items(data: Any) -> list[Any] | None:
 def is_lite(data: Any) -> bool:
     items = lite_items(data)
     return bool(items) and all(isinstance(i, dict) and isinstance(i.get("key"), str) and "content" in i
-                               for i in items)
+                               for i in items)  # type: ignore[union-attr]
 
 
 def _split(value: Any) -> list[str]:
