@@ -223,7 +223,8 @@ def _tweaked(value: Any) -> st.SearchStrategy[Any]:
         return st.sampled_from([not value, int(value), str(value).lower(), None, [value]])
     if isinstance(value, (int, float)):
         big = [RAW[TOKENS.index(t)] for t in (b"1e400", b"-1e400", b"9" * 5000, b"9" * 400, b"1e-400")]
-        return st.sampled_from([*big, -value, value + 0.5, str(value), [value], None, 2**63, -(2**31)])
+        near = value + 0.5 if abs(value) < 2**53 else -1.5
+        return st.sampled_from([*big, -value, near, str(value), [value], None, 2**63, -(2**31)])
     if isinstance(value, list):
         return st.sampled_from([[], value * 2, value[::-1], [*value, None], [value], value[1:], {}])
     if isinstance(value, dict):

@@ -437,3 +437,9 @@ def test_v3_decorator_numbers_are_ascii_digits_int_can_read() -> None:
     left = "has no SillyTavern setting; left in the content"
     assert loaded.warnings[:2] == [f"entry 0: decorator '@@depth \u00b2' {left}",
                                    "entry 1: decorator '@@depth " + "9" * 5000 + f"' {left}"]
+
+
+def test_a_compression_method_zip_cannot_inflate_is_named() -> None:
+    member = {"name": "card.json", "method": 9, "raw": CARD, "crc": zlib.crc32(CARD), "size": len(CARD)}
+    with pytest.raises(FormatError, match="'card.json' uses compression method 9; lorescan reads stored, deflate"):
+        load_bytes(zip_archive([member]), "deflate64.charx")

@@ -39,6 +39,7 @@ MAX_MEMBERS = 10_000
 #: Highest compression ratio accepted for a member bigger than 1 MiB.
 MAX_RATIO = 200
 ICON_PATH = "assets/icon/images/main.png"
+_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
 #: A local file header: signature … file name length, extra field length.
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
 
@@ -89,6 +90,9 @@ def read_member(archive: zipfile.ZipFile, name: str, file: str | None, limit: in
     if info.file_size > limit:
         raise FormatError(f"ZIP member {name!r} is {info.file_size} bytes; more than {limit} are refused",
                           file=file)
+    if info.compress_type not in _METHODS:
+        raise FormatError(f"ZIP member {name!r} uses compression method {info.compress_type}; lorescan reads "
+                          "stored, deflate, bzip2 and LZMA members", file=file)
     raw = _raw_member(archive, info, file)
     try:
         body, ended = _inflate(info.compress_type, raw, info.file_size + 1)
@@ -141,10 +145,8 @@ def _inflate(method: int, raw: bytes, cap: int) -> tuple[bytes, bool]:
         return b"".join(parts), inflater.eof
     if method == zipfile.ZIP_BZIP2:
         stream: bz2.BZ2Decompressor | lzma.LZMADecompressor = bz2.BZ2Decompressor()
-    elif method == zipfile.ZIP_LZMA:
-        stream, raw = _lzma(raw, cap)
     else:
-        raise ValueError(f"compression method {method}, which lorescan cannot read")
+        stream, raw = _lzma(raw, cap)
     parts = [stream.decompress(raw, cap)]
     size = len(parts[0])
     while not stream.eof and not stream.needs_input and size < cap:

@@ -27,6 +27,8 @@ from .common import object_key
 #: Most values a document may hold once every alias is followed.
 MAX_EXPANDED_NODES = 10_000_000
 _DECIMAL = re.compile(r"[-+]?[0-9_]+")
+#: Where an anchor (``&name``) may stand; a document without one has no aliases.
+_ANCHOR = re.compile(r"(?:^|[\s\[{,:])&[^\s,\[\]{}]")
 _LOADER_ERRORS = (ValueError, KeyError, AttributeError, TypeError, OverflowError, IndexError)
 
 
@@ -43,7 +45,12 @@ def parse_yaml(text: str, file: str | None, c_loader: bool = True) -> Any:
     import yaml
 
     try:
-        return yaml.load(text, Loader=loader(c_loader and has_c_loader()))  # noqa: S506 (a safe loader)
+        reader = loader(c_loader and has_c_loader())(text)
+        reader.anchored = _ANCHOR.search(text) is not None   # no anchor, no alias to expand
+        try:
+            return reader.get_single_data()
+        finally:
+            reader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -61,11 +68,14 @@ def loader(c_loader: bool) -> type:
     base = yaml.CSafeLoader if c_loader else yaml.SafeLoader
 
     class Loader(base):  # type: ignore[valid-type,misc]
+        anchored = True   # whether the text may hold an anchor (parse_yaml looks)
+
         def get_single_data(self) -> Any:
             node = self.get_single_node()
             if node is None:
                 return None
-            _check_expansion(node)
+            if node.id != "scalar" and self.anchored:
+                _check_expansion(node)
             return self.construct_document(node)
 
         def construct_mapping(self, node: Any, deep: bool = False) -> dict[str, Any]:
@@ -156,37 +166,30 @@ def _bad_value(node: Any) -> Exception:
     return ConstructorError(None, None, f"a value that is not a valid {tag}", node.start_mark)
 
 
-def _children(node: Any) -> list[Any]:
-    from yaml.nodes import MappingNode, SequenceNode
-
-    if isinstance(node, MappingNode):
-        return [part for pair in node.value for part in pair]
-    if isinstance(node, SequenceNode):
-        return list(node.value)
-    return []
-
-
 def _check_expansion(root: Any) -> None:
-    """Refuse a node graph that holds itself or expands past :data:`MAX_EXPANDED_NODES` values."""
+    """Refuse a node graph that holds itself or expands past :data:`MAX_EXPANDED_NODES` values.
+    Only collections are walked (a scalar counts one), each once."""
     from yaml.constructor import ConstructorError
 
     size: dict[int, int] = {}
-    open_nodes: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(root, False)]
+    opened: set[int] = set()
+    stack = [root]
     while stack:
-        node, closing = stack.pop()
+        node = stack[-1]
         key = id(node)
-        if closing:
-            open_nodes.discard(key)
-            size[key] = total = 1 + sum(size[id(child)] for child in _children(node))
-            if total > MAX_EXPANDED_NODES:
-                raise ConstructorError(None, None, f"aliases expand to more than {MAX_EXPANDED_NODES} values",
-                                       node.start_mark)
+        children = node.value if node.id == "sequence" else [part for pair in node.value for part in pair]
+        if key not in opened:
+            opened.add(key)
+            for child in children:
+                if child.id != "scalar" and id(child) not in size:
+                    if id(child) in opened:
+                        raise ConstructorError(None, None, "an alias that contains itself", child.start_mark)
+                    stack.append(child)
             continue
+        stack.pop()
         if key in size:
             continue
-        if key in open_nodes:
-            raise ConstructorError(None, None, "an alias that contains itself", node.start_mark)
-        open_nodes.add(key)
-        stack.append((node, True))
-        stack.extend((child, False) for child in _children(node) if id(child) not in size)
+        size[key] = total = 1 + sum(1 if c.id == "scalar" else size[id(c)] for c in children)
+        if total > MAX_EXPANDED_NODES:
+            raise ConstructorError(None, None, f"aliases expand to more than {MAX_EXPANDED_NODES} values",
+                                   node.start_mark)
