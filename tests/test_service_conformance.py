@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,9 @@ from .conftest import CONFORMANCE
 from .serve_helpers import STOPPED, Server, httpx
 
 FILES = sorted(CONFORMANCE.glob("st-*/*.json"))
+MULTI_TURN = [p for p in FILES if '"turns"' in p.read_text(encoding="utf-8")]
 NOT_INPUTS = ("name", "tags", "expected")
+CLIENTS = 4
 
 
 def _id(path: Path) -> str:
@@ -24,10 +27,6 @@ def _id(path: Path) -> str:
 
 def _scenario(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
-
-
-def _multi_turn(paths: list[Path]) -> list[Path]:
-    return [p for p in paths if '"turns"' in p.read_text(encoding="utf-8")]
 
 
 @pytest.fixture(scope="module")
@@ -63,26 +62,61 @@ def turn_bodies(sc: dict[str, Any], session: str) -> list[dict[str, Any]]:
     return bodies
 
 
+@pytest.fixture(scope="module")
+def whole(client: httpx.Client) -> dict[Path, Any]:
+    """Every scenario posted whole, a few at a time (the client's work overlaps the server's)."""
+    def post(path: Path) -> Any:
+        reply = client.post("/v1/activate", json=body_of(_scenario(path)))
+        return reply.status_code, reply.json()
+    with ThreadPoolExecutor(CLIENTS) as pool:
+        return dict(zip(FILES, pool.map(_caught(post), FILES)))
+
+
+@pytest.fixture(scope="module")
+def by_turns(client: httpx.Client, whole: dict[Path, Any]) -> dict[Path, Any]:
+    """Every multi-turn scenario turn by turn through a session: each chat in order, several at a time."""
+    def run(path: Path) -> Any:
+        sc = _scenario(path)
+        session = _id(path).replace("/", ":")
+        got = []
+        for body in turn_bodies(sc, session):
+            reply = client.post("/v1/activate", json=body)
+            assert reply.status_code == 200, reply.text
+            got.append(reply.json()["result"])
+        return got, client.get(f"/v1/sessions/{session}")
+    with ThreadPoolExecutor(CLIENTS) as pool:
+        return dict(zip(MULTI_TURN, pool.map(_caught(run), MULTI_TURN)))
+
+
+def _caught(fn: Any) -> Any:
+    def run(path: Path) -> Any:
+        try:
+            return fn(path)
+        except Exception as exc:        # reported by the test of that file
+            return exc
+    return run
+
+
 @pytest.mark.parametrize("path", FILES, ids=_id)
-def test_a_posted_scenario_gives_its_expected_result(client: httpx.Client, path: Path) -> None:
-    sc = _scenario(path)
-    reply = client.post("/v1/activate", json=body_of(sc))
-    assert reply.status_code == 200, reply.text
-    assert reply.json() == {"result": sc["expected"]}
+def test_a_posted_scenario_gives_its_expected_result(whole: dict[Path, Any], path: Path) -> None:
+    got = whole[path]
+    if isinstance(got, Exception):
+        raise got
+    status, body = got
+    assert status == 200, body
+    assert body == {"result": _scenario(path)["expected"]}
 
 
-@pytest.mark.parametrize("path", _multi_turn(FILES), ids=_id)
-def test_turn_by_turn_through_a_session_gives_the_same_timed_results(client: httpx.Client, path: Path) -> None:
+@pytest.mark.parametrize("path", MULTI_TURN, ids=_id)
+def test_turn_by_turn_through_a_session_gives_the_same_timed_results(by_turns: dict[Path, Any], path: Path) -> None:
     sc = _scenario(path)
-    session = _id(path).replace("/", ":")
-    got = []
-    for body in turn_bodies(sc, session):
-        reply = client.post("/v1/activate", json=body)
-        assert reply.status_code == 200, reply.text
-        got.append(reply.json()["result"])
+    outcome = by_turns[path]
+    if isinstance(outcome, Exception):
+        raise outcome
+    got, session = outcome
     assert got == sc["expected"]["turns"]
     if any(not t.get("dry_run", sc.get("dry_run")) for t in sc["turns"]):
-        stored = client.get(f"/v1/sessions/{session}").json()
+        stored = session.json()
         last = next(r for r, t in zip(reversed(got), reversed(sc["turns"]))
                     if not t.get("dry_run", sc.get("dry_run")))
         assert {kind: {k: {f: v for f, v in e.items() if f != "hash"} for k, e in stored["timed"][kind].items()}

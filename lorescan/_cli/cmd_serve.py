@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--host", default=DEFAULT_HOST,
                    help=f"address to listen on (default {DEFAULT_HOST}: this machine only)")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    p.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     p.add_argument("--data", metavar="DIR", type=Path, default=None,
                    help=f"data directory holding the store (default {default_data_dir()})")
     p.add_argument("--token", default=None,
@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cache-mb", type=_positive, default=DEFAULT_CACHE_MB, metavar="MB",
                    help=f"memory for compiled books, estimated; least recently used go first "
                         f"(default {DEFAULT_CACHE_MB:g})")
-    p.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
+    p.add_argument("--workers", type=_count, default=DEFAULT_WORKERS, metavar="N",
                    help=f"threads that run activations (default {DEFAULT_WORKERS}); activations of one "
                         "book run one at a time")
     p.add_argument("--cors", metavar="ORIGIN", action="append", default=[],
@@ -60,6 +60,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"),
                    help="server log level (default info)")
     p.set_defaults(func=run)
+
+
+def _port(value: str) -> int:
+    if not value.isdigit() or not 0 <= int(value) <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port number (0 to 65535): {value!r}")
+    return int(value)
+
+
+def _count(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number above 0: {value!r}")
+    return int(value)
 
 
 def _positive(value: str) -> float:
