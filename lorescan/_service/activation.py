@@ -23,12 +23,12 @@ from pydantic import ValidationError
 from .._errors import LorescanError
 from .._explain import explain
 from .._formats.chats import role_message
-from .._load import load_bytes
 from .._mode import Mode
 from .._model import ActivationResult, Lorebook, Settings, validation_error
 from .._request import ActivationRequest
 from .._results import result_json
 from .._scenario import evaluate_scenario, scenario_books, scenario_errors
+from .books import load_stored
 from .cache import Compiled
 from .errors import ServiceError, not_found
 from .metrics import Metrics
@@ -145,7 +145,7 @@ def read_stored(store: Store, name: str, digest: str, scope: str) -> Lorebook:
     if data is None or hashlib.sha256(data).hexdigest() != digest:
         raise ServiceError(409, "conflict", f"the stored book {name!r} changed while this request read it; "
                                             "send the request again", "stored_books")
-    book = load_bytes(data, name, name=name).books[0]
+    book = load_stored(name, data).books[0]
     book.scope = scope  # type: ignore[assignment]
     return book
 
