@@ -133,6 +133,15 @@ def test_seed_draws_as_a_seeded_random_and_a_random_list_wins(client: httpx.Clie
     assert listed["activated"] == ["global.1"] and listed["rolls"] == 2
 
 
+def test_an_empty_book_given_is_a_book_of_its_own(client: httpx.Client) -> None:
+    # the same entries, but an empty character_entries makes "mine" an extra book the card leaves out
+    body = {"books": [{"name": "mine", "scope": "character", "entries": [{"uid": 0, "key": ["x"], "content": "X"}]}],
+            "character": {"extra_books": []}, "chat": [{"name": "U", "is_user": True, "mes": "x"}]}
+    first = client.post("/v1/activate", json=body).json()["result"]["activated"]
+    second = client.post("/v1/activate", json={**body, "character_entries": []}).json()["result"]["activated"]
+    assert (first, second) == (["mine.0"], [])
+
+
 def test_trace_adds_events_and_explanations(client: httpx.Client) -> None:
     reply = client.post("/v1/activate", json={"stored_books": ["saltmere"], "trace": True,
                                               "chat": [{"name": "Rowan", "is_user": True,

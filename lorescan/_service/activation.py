@@ -109,10 +109,8 @@ def stored_refs(body: ActivateBody, store: Store) -> list[BookRef]:
 
 def books_key(sc: dict[str, Any], refs: list[BookRef], mode: Mode, tokenizer: str) -> str:
     """The compiled-book cache key: a hash of everything a compile reads (see ``cache``)."""
-    inline = [sc.get(k) for k in INLINE_FIELDS]
-    inline_hash = "" if not any(inline) else hashlib.sha256(
-        json.dumps(inline, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8",
-                                                                                          "surrogatepass")).hexdigest()
+    inline = {k: sc[k] for k in INLINE_FIELDS if k in sc}     # an empty book given is a book
+    inline_hash = hashlib.sha256(json.dumps(inline, separators=(",", ":")).encode()).hexdigest() if inline else ""
     stored = [(r.hash, r.name, r.scope) for r in refs]
     return hashlib.sha256(repr((inline_hash, stored, repr(mode), tokenizer)).encode("utf-8")).hexdigest()
 
