@@ -134,9 +134,12 @@ def test_seed_draws_as_a_seeded_random_and_a_random_list_wins(client: httpx.Clie
 
 
 def test_an_empty_book_given_is_a_book_of_its_own(client: httpx.Client) -> None:
-    # the same entries, but an empty character_entries makes "mine" an extra book the card leaves out
-    body = {"books": [{"name": "mine", "scope": "character", "entries": [{"uid": 0, "key": ["x"], "content": "X"}]}],
-            "character": {"extra_books": []}, "chat": [{"name": "U", "is_user": True, "mes": "x"}]}
+    # an empty character_entries is the character's primary book: "mine" becomes an extra book,
+    # which this card leaves out; the two requests must not share a compiled book
+    book = {"entries": {"0": {"uid": 0, "key": ["x"], "content": "X"}}}
+    assert client.put("/v1/books/mine", params={"scope": "character"}, content=json.dumps(book)).status_code == 201
+    body = {"stored_books": ["mine"], "character": {"extra_books": []},
+            "chat": [{"name": "U", "is_user": True, "mes": "x"}]}
     first = client.post("/v1/activate", json=body).json()["result"]["activated"]
     second = client.post("/v1/activate", json={**body, "character_entries": []}).json()["result"]["activated"]
     assert (first, second) == (["mine.0"], [])
