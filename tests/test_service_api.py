@@ -61,7 +61,7 @@ def assert_error(reply: httpx.Response, status: int, kind: str, field: str | Non
     assert body["error"]["field"] == field, body
     assert says in body["error"]["message"], body
     assert "Traceback" not in reply.text
-    return body["error"]  # type: ignore[no-any-return]
+    return body["error"]
 
 
 # ---------------------------------------------------------------- books
