@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-httpx = pytest.importorskip("httpx")
+pytest.importorskip("httpx")
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 pytest.importorskip("prometheus_client")
+
+import httpx  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 #: exit statuses of a server stopped by SIGTERM: uvicorn shuts down gracefully, then re-raises the signal

@@ -61,7 +61,7 @@ def assert_error(reply: httpx.Response, status: int, kind: str, field: str | Non
     assert body["error"]["field"] == field, body
     assert says in body["error"]["message"], body
     assert "Traceback" not in reply.text
-    return body["error"]  # type: ignore[no-any-return]
+    return body["error"]
 
 
 # ---------------------------------------------------------------- books
@@ -131,6 +131,18 @@ def test_seed_draws_as_a_seeded_random_and_a_random_list_wins(client: httpx.Clie
     listed = client.post("/v1/activate", json={"entries": lore_entries, "chat": chat, "seed": 1,
                                                "random": [0.99, 0.0]}).json()["result"]
     assert listed["activated"] == ["global.1"] and listed["rolls"] == 2
+
+
+def test_an_empty_book_given_is_a_book_of_its_own(client: httpx.Client) -> None:
+    # an empty character_entries is the character's primary book: "mine" becomes an extra book,
+    # which this card leaves out; the two requests must not share a compiled book
+    book = {"entries": {"0": {"uid": 0, "key": ["x"], "content": "X"}}}
+    assert client.put("/v1/books/mine", params={"scope": "character"}, content=json.dumps(book)).status_code == 201
+    body = {"stored_books": ["mine"], "character": {"extra_books": []},
+            "chat": [{"name": "U", "is_user": True, "mes": "x"}]}
+    first = client.post("/v1/activate", json=body).json()["result"]["activated"]
+    second = client.post("/v1/activate", json={**body, "character_entries": []}).json()["result"]["activated"]
+    assert (first, second) == (["mine.0"], [])
 
 
 def test_trace_adds_events_and_explanations(client: httpx.Client) -> None:

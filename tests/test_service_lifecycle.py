@@ -78,10 +78,9 @@ def test_a_body_over_the_limit_is_refused(guarded: Server) -> None:
 
 def test_the_cache_evicts_beyond_its_bound_and_results_stay_right(guarded: Server) -> None:
     with guarded.client(TOKEN) as c:
-        books = [[{"uid": 0, "key": [word], "content": f"About {word}."}] for word in ("gull", "tern", "skua")]
         for _ in range(2):
-            for entries in books:
-                word = entries[0]["key"][0]
+            for word in ("gull", "tern", "skua"):
+                entries = [{"uid": 0, "key": [word], "content": f"About {word}."}]
                 got = c.post("/v1/activate", json={"entries": entries,
                                                    "chat": [{"name": "U", "is_user": True, "mes": word}]})
                 assert got.json()["result"]["before"] == f"About {word}."

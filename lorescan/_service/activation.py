@@ -23,12 +23,12 @@ from pydantic import ValidationError
 from .._errors import LorescanError
 from .._explain import explain
 from .._formats.chats import role_message
-from .._load import load_bytes
 from .._mode import Mode
 from .._model import ActivationResult, Lorebook, Settings, validation_error
 from .._request import ActivationRequest
 from .._results import result_json
 from .._scenario import evaluate_scenario, scenario_books, scenario_errors
+from .books import load_stored
 from .cache import Compiled
 from .errors import ServiceError, not_found
 from .metrics import Metrics
@@ -109,10 +109,8 @@ def stored_refs(body: ActivateBody, store: Store) -> list[BookRef]:
 
 def books_key(sc: dict[str, Any], refs: list[BookRef], mode: Mode, tokenizer: str) -> str:
     """The compiled-book cache key: a hash of everything a compile reads (see ``cache``)."""
-    inline = [sc.get(k) for k in INLINE_FIELDS]
-    inline_hash = "" if not any(inline) else hashlib.sha256(
-        json.dumps(inline, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8",
-                                                                                          "surrogatepass")).hexdigest()
+    inline = {k: sc[k] for k in INLINE_FIELDS if k in sc}     # an empty book given is a book
+    inline_hash = hashlib.sha256(json.dumps(inline, separators=(",", ":")).encode()).hexdigest() if inline else ""
     stored = [(r.hash, r.name, r.scope) for r in refs]
     return hashlib.sha256(repr((inline_hash, stored, repr(mode), tokenizer)).encode("utf-8")).hexdigest()
 
@@ -145,7 +143,7 @@ def read_stored(store: Store, name: str, digest: str, scope: str) -> Lorebook:
     if data is None or hashlib.sha256(data).hexdigest() != digest:
         raise ServiceError(409, "conflict", f"the stored book {name!r} changed while this request read it; "
                                             "send the request again", "stored_books")
-    book = load_bytes(data, name, name=name).books[0]
+    book = load_stored(name, data).books[0]
     book.scope = scope  # type: ignore[assignment]
     return book
 

@@ -59,7 +59,7 @@ def _check_name(name: str, what: str = "book") -> str:
 
 @router.put("/v1/books/{name}", responses={**ERRORS, 200: {"model": BookReply}, 201: {"model": BookReply}},
             openapi_extra={"requestBody": {"required": True, "description": "the file's bytes: a lorebook or "
-                                           "character card in any format lorescan reads (JSON, PNG, CHARX, YAML)",
+                                           "character card in any format lorescan reads (JSON, PNG, CHARX, ...)",
                                            "content": {"application/octet-stream": {"schema": {
                                                "type": "string", "format": "binary"}},
                                                "application/json": {"schema": {"type": "object"}}}}})
@@ -76,8 +76,7 @@ async def put_book(name: BookName, request: Request,
     _check_name(name)
     mode = svc.mode(st_version)
     data = await request.body()
-    checked = await svc.run_io(check_book_job, name, data, request.headers.get("content-type"), scope, strict,
-                               st_version, tokenizer)
+    checked = await svc.run_io(check_book_job, name, data, scope, strict, st_version, tokenizer)
     record = checked.record
     key = books_key({}, [BookRef(record.name, record.scope, record.hash)], mode, tokenizer)
     await svc.cache.get(key, lambda: ([checked.book], None), mode, tokenizer)

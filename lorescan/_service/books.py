@@ -1,8 +1,9 @@
 """Stored books: read and check what a ``PUT`` sends, and write a stored book out in any format.
 
-A book is sent as the bytes of any file ``lorescan.load`` reads (JSON, PNG, CHARX, YAML): exactly
-one lorebook must be in it. It is named by the URL (its activation keys are ``<name>.<uid>``),
-linted, and stored as sent. Functions named ``*_job`` run in a worker thread.
+A book is sent as the bytes of any file ``lorescan.load`` reads (JSON, PNG, CHARX, ...; the format
+is found from the content, as ``load`` finds it): exactly one lorebook must be in it. It is named
+by the URL (its activation keys are ``<name>.<uid>``), linted, and stored as sent. Functions named
+``*_job`` run in a worker thread.
 """
 
 from __future__ import annotations
@@ -34,20 +35,13 @@ class Checked:
     warnings: list[dict[str, Any]]
 
 
-def file_name(name: str, content_type: str | None) -> str:
-    """The name ``load`` reads the body under: a YAML content type is read as YAML."""
-    if content_type and "yaml" in content_type.lower() and not name.lower().endswith((".yaml", ".yml")):
-        return name + ".yaml"
-    return name
-
-
-def check_book_job(name: str, data: bytes, content_type: str | None, scope: str | None, strict: bool,
-                   st_version: str, tokenizer: str) -> Checked:
+def check_book_job(name: str, data: bytes, scope: str | None, strict: bool, st_version: str,
+                   tokenizer: str) -> Checked:
     """Read and lint a sent book (SillyTavern's default settings, this version and token counter);
     with ``strict`` a book with lint errors is refused (422)."""
     if not data:
         raise ServiceError(422, "invalid_book", "the body is empty: send the book's file as the body")
-    loaded = load_bytes(data, file_name(name, content_type), name=name)
+    loaded = load_stored(name, data)
     if len(loaded.books) != 1:
         what = "no lorebook" if not loaded.books else f"{len(loaded.books)} lorebooks"
         raise ServiceError(422, "invalid_book", f"{name}: this {loaded.format} {loaded.kind} holds {what}; "
@@ -70,6 +64,7 @@ def check_book_job(name: str, data: bytes, content_type: str | None, scope: str 
 
 
 def load_stored(name: str, data: bytes) -> Loaded:
+    """A book's bytes read as ``lorescan.load`` reads a file, the book named ``name``."""
     return load_bytes(data, name, name=name)
 
 
@@ -83,10 +78,9 @@ def book_json_job(name: str, data: bytes, record: BookRecord) -> dict[str, Any]:
 def render_job(name: str, data: bytes, to: str) -> tuple[bytes, str]:
     """A stored book written as ``to`` (any ``lorescan convert`` target, or ``original`` for the
     bytes as sent), and the media type."""
-    if to == "original":
-        loaded = load_stored(name, data)
-        return data, MEDIA_TYPES.get(loaded.format, "application/json")
     loaded = load_stored(name, data)
+    if to == "original":
+        return data, MEDIA_TYPES.get(loaded.format, "application/json")
     try:
         target = resolve_target(loaded, to)
         out, _notes = render(loaded, to)
