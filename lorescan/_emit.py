@@ -47,12 +47,7 @@ def emit(st: EvalState, activated: list[CompiledEntry], meter: BudgetMeter,
     share a record while the entry's content and pass are unchanged (records are immutable).
     """
     buckets = _Buckets(st.mode.outlets)
-    content = st.content
-    for ce in sorted(activated, key=_ORDER, reverse=True):   # stable: equal orders keep their order
-        text = content.get(ce.gid, ce.content)
-        if text:
-            buckets.add(ce, text)
-    buckets.finish()
+    buckets.fill(sorted(activated, key=_ORDER, reverse=True), st.content)   # stable: equal orders keep their order
     return construct(ActivationResult, {
         "activated": _records(st, activated, shared),
         "before": "\n".join(buckets.before),
@@ -87,30 +82,40 @@ class _Buckets:
         self.plain = {0: self.before, 1: self.after, 2: self.an_top, 3: self.an_bottom}
         self.groups: dict[Any, dict[str, Any]] = {}    # depth entries by (depth, role), for JavaScript's ===
 
-    def add(self, ce: CompiledEntry, text: str) -> None:
-        pos = ce.bucket
-        bucket = self.plain.get(pos) if pos is not None else None
-        if bucket is not None:
-            bucket.append(text)
-        elif pos == 5:
-            self.em.append(construct(ExampleEntry, {"position": "before", "content": text}))
-        elif pos == 6:
-            self.em.append(construct(ExampleEntry, {"position": "after", "content": text}))
-        elif pos == 4:
-            want_depth = ce.depth if ce.depth is not None else 4
-            want_role = ce.role if ce.role is not None else 0
-            group = self.groups.get((_strict_key(want_depth), _strict_key(want_role)))
-            if group is not None:
-                group["entries"].append(text)
-            else:   # SillyTavern keeps the entry's own depth, which may be unset (no later entry matches it)
-                group = {"depth": ce.depth, "role": want_role, "entries": [text]}
-                self.depth.append(group)
-                self.groups.setdefault((_strict_key(ce.depth), _strict_key(want_role)), group)
-        elif pos == 7 and self.with_outlets:
-            if ce.outlet_name:
-                self.outlets.setdefault(ce.outlet_name, []).append(text)   # outlets append: no reversal
+    def fill(self, entries: list[CompiledEntry], content: dict[int, str]) -> None:
+        """Put each entry's text (``content``, else its own) in its bucket, in the order given."""
+        plain, em = self.plain, self.em
+        for ce in entries:
+            text = content.get(ce.gid, ce.content)
+            if not text:
+                continue
+            pos = ce.bucket
+            bucket = plain.get(pos) if pos is not None else None
+            if bucket is not None:
+                bucket.append(text)
+            elif pos == 5:
+                em.append(construct(ExampleEntry, {"position": "before", "content": text}))
+            elif pos == 6:
+                em.append(construct(ExampleEntry, {"position": "after", "content": text}))
+            elif pos == 4:
+                self._at_depth(ce, text)
+            elif pos == 7 and self.with_outlets:
+                if ce.outlet_name:
+                    self.outlets.setdefault(ce.outlet_name, []).append(text)   # outlets append: no reversal
+        self._finish()
 
-    def finish(self) -> None:
+    def _at_depth(self, ce: CompiledEntry, text: str) -> None:
+        want_depth = ce.depth if ce.depth is not None else 4
+        want_role = ce.role if ce.role is not None else 0
+        group = self.groups.get((_strict_key(want_depth), _strict_key(want_role)))
+        if group is not None:
+            group["entries"].append(text)
+        else:   # SillyTavern keeps the entry's own depth, which may be unset (no later entry matches it)
+            group = {"depth": ce.depth, "role": want_role, "entries": [text]}
+            self.depth.append(group)
+            self.groups.setdefault((_strict_key(ce.depth), _strict_key(want_role)), group)
+
+    def _finish(self) -> None:
         for bucket in (self.before, self.after, self.an_top, self.an_bottom, self.em):
             bucket.reverse()
         for group in self.depth:
