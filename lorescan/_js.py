@@ -55,7 +55,10 @@ def to_number(value: Any) -> float:
     if type(value) is float:
         return value
     if type(value) is int:
-        return int_to_number(value)
+        try:
+            return float(value)
+        except OverflowError:   # beyond the largest double, as JavaScript reads the literal
+            return math.inf if value > 0 else -math.inf
     if value is None:
         return 0.0
     if isinstance(value, bool):

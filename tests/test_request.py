@@ -63,3 +63,20 @@ def test_the_result_shape_is_the_scenarios_expected_shape() -> None:
     assert shaped["timed"] == {"sticky": {"w.1": {"start": 1, "end": 3, "protected": False}}, "cooldown": {}}
     assert "outlets" not in result_json(result, outlets=False)
     assert isinstance(shaped["trace"], list) and shaped["trace"]
+
+
+def test_build_stores_what_model_construct_stores() -> None:
+    """build fills defaults itself (pydantic's model_construct inspects default factories on every
+    call); the request must be the one model_construct would make."""
+    from lorescan import ActivationRequest, ChatMessage, Settings
+
+    chat = [ChatMessage(name="U", is_user=True, mes="hi")]
+    s = Settings(world_info_depth=4)
+    fast = ActivationRequest.build(chat, settings=s, user_name="Rowan", trace=True)
+    slow = ActivationRequest.model_construct(chat=chat, settings=s, user_name="Rowan", trace=True)
+    assert fast == slow
+    assert fast.model_fields_set == slow.model_fields_set == {"chat", "settings", "user_name", "trace"}
+    assert list(fast.__dict__) == list(ActivationRequest.model_fields)
+    assert fast.chat is chat and fast.force_activate == [] and fast.settings is s
+    bare = ActivationRequest.build(chat)
+    assert bare.settings == Settings() and bare.force_activate is not ActivationRequest.build(chat).force_activate
