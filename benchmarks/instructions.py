@@ -1,0 +1,84 @@
+"""Instruction counts of lorescan's hot paths, for before/after comparisons on a noisy machine.
+
+Wall-clock medians move ±10 % with the machine's other work; instruction counts under callgrind
+do not. Each figure is a run of the work minus a run of its set-up alone::
+
+    python benchmarks/instructions.py                      # this checkout
+    python benchmarks/instructions.py --root ../old-tree   # another checkout (a git worktree)
+
+The book and chat come from this checkout's ``generate.py`` whatever ``--root`` is, so two trees
+are measured on the same data. Needs valgrind (Debian's ``valgrind`` package).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PARTS = {"compile10k": 1, "activate10k": 20, "replay10k": 100}   # work -> how many units it times
+
+
+def work(root: str, part: str, stage: int) -> None:
+    """Set up (stage 0), or set up and do the work (stage 1), importing lorescan from ``root``."""
+    sys.path[:0] = [root, str(HERE)]
+    import generate as gen
+
+    import lorescan
+    from lorescan import Settings
+
+    entries = gen.make_entries(10_000, 0)
+    book = lorescan.Lorebook.from_entries(gen.BOOK_NAME, entries)
+    s_on = Settings(world_info_recursive=True, world_info_depth=40, max_context=32768, world_info_budget=25,
+                    world_info_match_whole_words=True)
+    chat = gen.chat_messages(gen.make_chat(entries, 300, 0))
+    names = dict(user_name=gen.USER_NAME, char_name=gen.CHAR_NAME)
+    if part == "compile10k":
+        if stage:
+            lorescan.compile([book], settings=s_on)
+        return
+    lore = lorescan.compile([book], settings=s_on)
+    lore.activate(chat[:100], settings=s_on, rng=random.Random(1), **names)   # warm
+    if stage and part == "activate10k":
+        for _ in range(PARTS[part]):
+            lore.activate(chat[:100], settings=s_on, rng=random.Random(1), **names)
+    if stage and part == "replay10k":
+        timed, rng = None, random.Random(1)
+        for n in range(101, 101 + PARTS[part]):
+            timed = lore.activate(chat[:n], settings=s_on, rng=rng, timed=timed, **names).timed
+
+
+def count(root: str, part: str, stage: int) -> int:
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+                          __file__, "--work", part, str(stage), "--root", root],
+                         capture_output=True, text=True, check=True).stderr
+    m = re.search(r"Collected : (\d+)", out)
+    if m is None:
+        raise SystemExit(f"callgrind printed no count for {part}: {out[-300:]}")
+    return int(m.group(1))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--root", default=str(HERE.parent), help="the checkout whose lorescan is measured")
+    p.add_argument("--parts", nargs="+", default=list(PARTS), choices=list(PARTS))
+    p.add_argument("--work", nargs=2, metavar=("PART", "STAGE"), help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.work:
+        work(args.root, args.work[0], int(args.work[1]))
+        return
+    figures = {}
+    for part in args.parts:
+        n = count(args.root, part, 1) - count(args.root, part, 0)
+        figures[part] = {"instructions": n, "per_unit": n / PARTS[part]}
+        print(f"{part:12} {n / PARTS[part] / 1e6:10.2f} M instructions per unit", file=sys.stderr)
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
