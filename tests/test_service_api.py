@@ -3,6 +3,7 @@ OpenAPI document, metrics, and one error shape for every class of bad input."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import random
@@ -343,6 +344,9 @@ def test_a_bug_is_a_500_in_the_error_shape_without_a_traceback(tmp_path: Path,
             async with httpx.AsyncClient(transport=transport, base_url="http://service") as c:
                 return await c.post("/v1/activate", json={"chat": []}), await c.get("/healthz")
 
+    frozen = gc.get_freeze_count()
     reply, health = asyncio.run(run())
     assert_error(reply, 500, "internal", None, "internal error (RuntimeError); please report it")
     assert "a bug" not in reply.text and health.status_code == 200
+    # an app embedded in another process leaves its collector alone (only `lorescan serve` freezes)
+    assert gc.get_freeze_count() == frozen

@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     token = args.token if args.token is not None else os.environ.get("LORESCAN_TOKEN") or None
     try:
         config = ServiceConfig(data_dir=data, token=token, max_body_mb=args.max_body_mb, cache_mb=args.cache_mb,
-                               workers=args.workers, cors_origins=tuple(args.cors))
+                               workers=args.workers, cors_origins=tuple(args.cors), owns_process=True)
         app = create_app(config)
     except (OSError, sqlite3.Error) as exc:
         raise LorescanError(f"cannot open the store: {getattr(exc, 'strerror', None) or exc}",

@@ -66,8 +66,9 @@ class Compiled:
 class CompiledCache:
     """Compiled books by key (see the module docstring), at most ``max_bytes`` of them."""
 
-    def __init__(self, max_bytes: int, executor: Executor, metrics: Metrics) -> None:
+    def __init__(self, max_bytes: int, executor: Executor, metrics: Metrics, freeze: bool = False) -> None:
         self.max_bytes = max_bytes
+        self._freeze = freeze
         self.bytes = 0
         self._executor = executor
         self._metrics = metrics
@@ -102,8 +103,10 @@ class CompiledCache:
             self._insert(key, item)
             # Out of the cyclic collector's reach: a full collection would walk every object of the
             # compiled books (~150 ms at 20,000 entries), in the middle of someone's request. A book
-            # dropped from the cache is still freed (a Lore holds no reference cycles).
-            gc.freeze()
+            # dropped from the cache is still freed (a Lore holds no reference cycles). Only when the
+            # service owns the process: gc.freeze() is process-wide.
+            if self._freeze:
+                gc.freeze()
             return item
         finally:
             del self._pending[key]

@@ -34,7 +34,10 @@ class ServiceConfig:
     ``token``: every route but ``/healthz`` needs ``Authorization: Bearer <token>`` (``None``: open).
     ``max_body_mb``: the largest request body. ``cache_mb``: the bound on compiled books kept in
     memory (estimated sizes). ``workers``: threads that run activations. ``cors_origins``: web
-    origins whose pages may call the service from a browser (``*`` for any).
+    origins whose pages may call the service from a browser (``*`` for any). ``owns_process``: the
+    service is the whole process (``lorescan serve``), so compiled books may be frozen out of the
+    cyclic collector with ``gc.freeze()``, which is process-wide (an embedding app keeps its own
+    collector as it is).
     """
 
     data_dir: Path
@@ -43,6 +46,7 @@ class ServiceConfig:
     cache_mb: float = DEFAULT_CACHE_MB
     workers: int = DEFAULT_WORKERS
     cors_origins: tuple[str, ...] = ()
+    owns_process: bool = False
 
     @property
     def store_path(self) -> Path:

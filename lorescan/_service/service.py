@@ -82,7 +82,8 @@ class Service:
         self.activation_pool = ThreadPoolExecutor(max(1, config.workers), thread_name_prefix="lorescan-activate")
         self.compile_pool = ThreadPoolExecutor(2, thread_name_prefix="lorescan-compile")
         self.io_pool = ThreadPoolExecutor(4, thread_name_prefix="lorescan-io")
-        self.cache = CompiledCache(config.cache_bytes, self.compile_pool, self.metrics)
+        self.cache = CompiledCache(config.cache_bytes, self.compile_pool, self.metrics,
+                                   freeze=config.owns_process)
         self.session_locks = SessionLocks()
         self._modes: dict[str, Mode] = {}
 
