@@ -283,11 +283,7 @@ class Settings(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _known_names(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            unknown = [k for k in data if k not in cls.model_fields]
-            if unknown:
-                raise unknown_names_error(cls.__name__, data, unknown, list(cls.model_fields), "setting")
-        return data
+        return known_names(cls, data, "setting")
 
     @classmethod
     def from_json(cls, data: Any) -> Settings:
@@ -306,6 +302,16 @@ class Settings(BaseModel):
         if self.world_info_budget_cap > 0 and budget > self.world_info_budget_cap:
             budget = self.world_info_budget_cap
         return budget
+
+
+def known_names(cls: type[BaseModel], data: Any, what: str) -> Any:
+    """A ``mode="before"`` validator's body: ``data`` as it is, or an error naming each unknown
+    name and the closest known one (``what``: "setting", "field")."""
+    if isinstance(data, dict):
+        unknown = [k for k in data if k not in cls.model_fields]
+        if unknown:
+            raise unknown_names_error(cls.__name__, data, unknown, list(cls.model_fields), what)
+    return data
 
 
 def unknown_names_error(title: str, data: dict[str, Any], unknown: list[str], known: list[str],

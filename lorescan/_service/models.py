@@ -25,7 +25,7 @@ from pydantic import (
     model_validator,
 )
 
-from .._model import Character, ChatMessage, Entry, ForcedActivation, Settings, unknown_names_error
+from .._model import Character, ChatMessage, Entry, ForcedActivation, Settings, known_names
 from .._tokens import TOKENIZERS
 
 Scope = Literal["global", "character", "chat", "persona"]
@@ -59,11 +59,7 @@ class _Strict(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _known_names(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            unknown = [k for k in data if k not in cls.model_fields]
-            if unknown:
-                raise unknown_names_error(cls.__name__, data, unknown, list(cls.model_fields), "field")
-        return data
+        return known_names(cls, data, "field")
 
 
 class InlineBook(_Strict):
