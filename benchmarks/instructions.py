@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import subprocess
@@ -54,9 +55,11 @@ def work(root: str, part: str, stage: int) -> None:
 
 
 def count(root: str, part: str, stage: int) -> int:
+    # a fixed string hash: set and dict layouts (and so the work) are the same in every run
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
     out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
                           __file__, "--work", part, str(stage), "--root", root],
-                         capture_output=True, text=True, check=True).stderr
+                         capture_output=True, text=True, check=True, env=env).stderr
     m = re.search(r"Collected : (\d+)", out)
     if m is None:
         raise SystemExit(f"callgrind printed no count for {part}: {out[-300:]}")
