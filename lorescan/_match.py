@@ -89,17 +89,6 @@ LOOKS_LIKE_REGEX = re.compile(r"/([\s\S]+)/([A-Za-z]*)")
 _UNESCAPED_SLASH = re.compile(r"(?:^|[^\\])/")
 
 
-def split_regex_key(text: str) -> tuple[str, str] | None:
-    """(pattern, flags) of a trimmed key written as a regex, or ``None`` when SillyTavern reads it as
-    plain text by its syntax alone (an unescaped ``/`` inside, or unknown flags). The pattern keeps
-    its escapes but its first ``\\/`` becomes ``/``, as SillyTavern's ``replace`` does; whether
-    JavaScript accepts the pattern is :func:`lorescan._jsregex.parse_regex_key`'s question."""
-    m = REGEX_KEY.fullmatch(text)
-    if m is None or _UNESCAPED_SLASH.search(m.group(1)):
-        return None
-    return m.group(1).replace("\\/", "/", 1), m.group(2)
-
-
 def regex_key_source(text: str) -> tuple[str, str] | None:
     """(raw pattern, flags) of a key written as a regex, before any unescaping, or ``None``: what the
     key index reads to find literals every match contains."""
@@ -107,3 +96,12 @@ def regex_key_source(text: str) -> tuple[str, str] | None:
     if m is None or _UNESCAPED_SLASH.search(m.group(1)):
         return None
     return m.group(1), m.group(2)
+
+
+def split_regex_key(text: str) -> tuple[str, str] | None:
+    """(pattern, flags) of a trimmed key written as a regex, or ``None`` when SillyTavern reads it as
+    plain text by its syntax alone (an unescaped ``/`` inside, or unknown flags). The pattern keeps
+    its escapes but its first ``\\/`` becomes ``/``, as SillyTavern's ``replace`` does; whether
+    JavaScript accepts the pattern is :func:`lorescan._jsregex.parse_regex_key`'s question."""
+    parts = regex_key_source(text)
+    return None if parts is None else (parts[0].replace("\\/", "/", 1), parts[1])

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,12 @@ class Server:
     def client(self, token: str | None = None) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         return httpx.Client(base_url=self.url, headers=headers, timeout=60.0)
+
+
+def serving(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Server]:
+    """A module fixture's body: a server on a fresh data dir, stopped (gracefully) at the end."""
+    srv = Server(tmp_path_factory.mktemp(name) / "data")
+    try:
+        yield srv
+    finally:
+        assert srv.stop() in STOPPED, srv.output()

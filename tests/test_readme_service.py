@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .serve_helpers import ROOT, STOPPED, Server
+from .serve_helpers import ROOT, Server, serving
 
 SECTION = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Service\n", 1)[1].split("\n## ", 1)[0]
 BLOCKS = re.findall(r"^```(\w+)\n(.*?)^```", SECTION, flags=re.S | re.M)
@@ -19,11 +19,7 @@ BLOCKS = re.findall(r"^```(\w+)\n(.*?)^```", SECTION, flags=re.S | re.M)
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(tmp_path_factory.mktemp("readme") / "data")
-    try:
-        yield srv
-    finally:
-        assert srv.stop() in STOPPED
+    yield from serving(tmp_path_factory, "readme")
 
 
 def commands(block: str) -> list[tuple[str, list[str]]]:

@@ -19,7 +19,7 @@ from lorescan import ChatMessage, Settings
 from lorescan._load import load_bytes, render
 from lorescan._results import result_json
 
-from .serve_helpers import ROOT, STOPPED, Server, httpx
+from .serve_helpers import ROOT, Server, httpx, serving
 
 BOOK = ROOT / "corpora" / "saltmere.json"
 CHAT = ROOT / "corpora" / "saltmere-chat.jsonl"
@@ -28,11 +28,7 @@ CHARX = ROOT / "tests" / "fixtures" / "formats" / "sample.charx"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(tmp_path_factory.mktemp("serve-api") / "data")
-    try:
-        yield srv
-    finally:
-        assert srv.stop() in STOPPED, srv.output()
+    yield from serving(tmp_path_factory, "serve-api")
 
 
 @pytest.fixture(scope="module")
