@@ -194,7 +194,20 @@ def explain(lore: Lore, result: ActivationResult, entry_key: str, chat: Sequence
     Pass the evaluation's own inputs (chat, settings, names, character, prompts) so each match can
     be located; ``text_label`` names a one-message chat (``scan`` calls it "the text").
     """
-    ce = _find_entry(lore, entry_key)
+    return explain_many(lore, result, [entry_key], chat, settings=settings, user_name=user_name,
+                        char_name=char_name, generation_type=generation_type, character=character,
+                        persona_description=persona_description, authors_note=authors_note,
+                        authors_note_scan=authors_note_scan, quiet_prompt=quiet_prompt, text_label=text_label)[0]
+
+
+def explain_many(lore: Lore, result: ActivationResult, entry_keys: Sequence[str], chat: Sequence[ChatMessage], *,
+                 settings: Settings, user_name: str, char_name: str, generation_type: str = "normal",
+                 character: Character | None = None, persona_description: str = "", authors_note: str = "",
+                 authors_note_scan: bool = False, quiet_prompt: str = "",
+                 text_label: str | None = None) -> list[Explanation]:
+    """:func:`explain` for several entries of one evaluation: what it scanned is rebuilt once and
+    its trace read once, so explaining many entries of a large book stays cheap."""
+    ces = [_find_entry(lore, key) for key in entry_keys]
     env = MacroEnv(user=user_name, char=char_name)
     fields = _fields(character, persona_description, env)
     injections: list[tuple[str, str]] = []
@@ -205,15 +218,25 @@ def explain(lore: Lore, result: ActivationResult, entry_key: str, chat: Sequence
     if authors_note_scan and fields.get("character_depth_prompt"):
         injections.append(("the character's depth prompt", fields["character_depth_prompt"]))
     ctx = _Context(lore, result, chat, settings, env, generation_type, fields, injections, text_label)
-    events = [e for e in (result.trace or []) if e.get("entry") == entry_key]
-    activated = entry_key in result.activated_keys()
-    decisive = _decisive_pass(events, activated, ctx)
-    keys = _KeyReport(ctx, ce, settings)
-    lines, matches = keys.describe(decisive)
-    verdict = _verdict(ce, activated, events, decisive, keys, result)
-    steps = _steps(ce, events, ctx, keys)
-    return Explanation(entry=entry_key, activated=activated, verdict=verdict, lines=lines, steps=steps,
-                       matches=matches, events=events)
+    wanted = set(entry_keys)
+    by_entry: dict[str, list[dict[str, Any]]] = {}
+    for e in result.trace or []:
+        key = e.get("entry")
+        if key in wanted:
+            by_entry.setdefault(key, []).append(e)
+    active = set(result.activated_keys())
+    out = []
+    for entry_key, ce in zip(entry_keys, ces):
+        events = by_entry.get(entry_key, [])
+        activated = entry_key in active
+        decisive = _decisive_pass(events, activated, ctx)
+        keys = _KeyReport(ctx, ce, settings)
+        lines, matches = keys.describe(decisive)
+        verdict = _verdict(ce, activated, events, decisive, keys, result)
+        steps = _steps(ce, events, ctx, keys)
+        out.append(Explanation(entry=entry_key, activated=activated, verdict=verdict, lines=lines, steps=steps,
+                               matches=matches, events=events))
+    return out
 
 
 def _fields(character: Character | None, persona: str, env: MacroEnv) -> dict[str, str]:
