@@ -71,7 +71,7 @@ def _file_reply(name: str) -> Response:
     data = _asset(name)
     suffix = name[name.rfind("."):] if "." in name else ""
     if data is None or suffix not in _MEDIA:
-        raise not_found("workbench file", name, "path")
+        raise not_found("workbench file", name)
     return Response(data, media_type=_MEDIA[suffix], headers=_HEADERS)
 
 

@@ -165,7 +165,7 @@ function renderDetail() {
   const exp = explained(state.selected);
   const verdict = exp ? el("div", { class: `verdict ${exp.activated ? "on" : "off"}` },
     el("p", { class: "verdict-text" }, exp.verdict),
-    exp.closest_miss ? el("p", { class: "miss" }, el("strong", {}, "Closest miss: "), missWords(exp.closest_miss.kind),
+    exp.closest_miss && exp.closest_miss.kind !== "no_match" ? el("p", { class: "miss" }, el("strong", {}, "Closest miss: "), missWords(exp.closest_miss.kind),
       exp.closest_miss.text !== exp.verdict ? el("span", {}, ` — ${exp.closest_miss.text}`) : null) : null,
     exp.lines.length ? el("ul", { class: "lines" }, ...exp.lines.map((l) => el("li", {}, l))) : null,
     exp.steps.length ? el("details", {}, el("summary", {}, "Every gate, pass by pass"),
@@ -190,8 +190,29 @@ function renderMessage(li, index) {
   const fresh = chips(spans, info, select);
   if (old) old.remove();
   if (fresh) li.append(fresh);
-  const outside = state.replay && turns && turns.length && index >= replayPoints()[state.step];
-  li.classList.toggle("later", Boolean(outside));
+  const later = Boolean(state.replay && turns && turns.length && index >= replayPoints()[state.step]);
+  const unscanned = !later && !m.is_system && scannedMessages() !== null && !scannedMessages().has(index);
+  li.classList.toggle("later", later);
+  li.classList.toggle("unscanned", unscanned);
+  li.querySelector(".note").textContent = later ? "not written yet at this generation"
+    : unscanned ? `beyond the scan depth (${scanDepth()})` : m.is_system ? "system: not scanned" : "";
+}
+
+function scanDepth() {
+  const pass = result?.trace?.find((e) => e.event === "pass");
+  return pass ? pass.scan_depth : null;
+}
+
+// The messages the first pass scanned: the newest `scan depth` of those SillyTavern reads (no system
+// messages; a swipe leaves out the last), in this generation's chat.
+function scannedMessages() {
+  const depth = scanDepth();
+  if (depth === null || !result) return null;
+  const upto = state.replay && turns ? replayPoints()[state.step] : state.chat.length;
+  const kept = [];
+  for (let i = 0; i < upto; i++) if (!state.chat[i].is_system) kept.push(i);
+  if (state.type === "swipe") kept.pop();
+  return new Set(kept.slice(Math.max(0, kept.length - depth)));
 }
 
 function fit(ta) { ta.style.height = "auto"; ta.style.height = `${ta.scrollHeight + 2}px`; }
@@ -221,7 +242,8 @@ function messageItem(index) {
     ta.title = under && under.tagName === "MARK" ? under.title : "";
   });
   const back = el("div", { class: "hl", "aria-hidden": "true" });
-  li.append(el("div", { class: "msg-head" }, el("span", { class: "num" }, `#${index + 1}`), name, role, del),
+  li.append(el("div", { class: "msg-head" }, el("span", { class: "num" }, `#${index + 1}`), name, role,
+    el("span", { class: "note muted" }), del),
     el("div", { class: "field" }, back, ta));
   requestAnimationFrame(() => fit(ta));
   return li;
@@ -370,7 +392,7 @@ async function openBook(name) {
   const data = await call("GET", `/v1/books/${encodeURIComponent(name)}`);
   entries = data.entries;
   byKey = new Map(entries.map((entry, index) => [entryKey(name, entry), { entry, index }]));
-  $("book-info").textContent = `${entries.length} entries · ${data.format}`;
+  $("book-info").textContent = `${entries.length} entries (${data.format} format)`;
   const groups = new Set();
   const positions = new Set();
   for (const e of entries) {
