@@ -52,7 +52,7 @@ def message_spans(lore: Lore, entry_keys: Sequence[str], chat: Sequence[ChatMess
     be the text's)."""
     env = MacroEnv(user=user_name, char=char_name)
     found = entries_by_key(lore)
-    keyed: list[tuple[str, str, str, Any, bool, bool]] = []
+    keyed: list[tuple[str, str, str, str, Any, bool, bool]] = []
     for entry in entry_keys:
         ce = found.get(entry)
         if ce is None:
@@ -63,7 +63,8 @@ def message_spans(lore: Lore, entry_keys: Sequence[str], chat: Sequence[ChatMess
         for role, keys in roles:
             for key in keys if isinstance(keys, list) else ():
                 if isinstance(key, str) and key.strip():
-                    keyed.append((entry, role, key, _js.trim(substitute(key, env)), cs, ww))
+                    needle = _js.trim(substitute(key, env))
+                    keyed.append((entry, role, key, needle, parse_regex_key(needle), cs, ww))
     out: list[Span] = []
     for j, m in enumerate(chat):
         text = m.mes if isinstance(m.mes, str) else ""
@@ -71,16 +72,17 @@ def message_spans(lore: Lore, entry_keys: Sequence[str], chat: Sequence[ChatMess
             continue
         lowered = _js.lower(text)
         same_length = len(lowered) == len(text)
-        for entry, role, key, needle, cs, ww in keyed:
-            for start, end, counts in _occurrences(needle, text, lowered if same_length else None, cs, ww):
+        for entry, role, key, needle, rx, cs, ww in keyed:
+            for start, end, counts in _occurrences(needle, rx, text, lowered if same_length else None, cs, ww):
                 out.append(Span(entry, key, role, j, _utf16(text, start), _utf16(text, end), counts))
     out.sort(key=lambda s: (s.message, s.start, s.end))
     return out
 
 
-def _occurrences(needle: str, text: str, lowered: str | None, cs: bool, ww: bool) -> list[tuple[int, int, bool]]:
-    """(start, end, counted) of each occurrence of a key in ``text`` by SillyTavern's rules."""
-    rx = parse_regex_key(needle)
+def _occurrences(needle: str, rx: Any, text: str, lowered: str | None, cs: bool,
+                 ww: bool) -> list[tuple[int, int, bool]]:
+    """(start, end, counted) of each occurrence of a key (``rx``: its regex, if it is one) in
+    ``text`` by SillyTavern's rules."""
     if rx is not None:
         span = rx.search_span("\x01" + text)
         if span is None or span[1] - 1 <= span[0] - 1:

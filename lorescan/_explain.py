@@ -14,6 +14,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from . import _js
@@ -128,6 +129,7 @@ class _Context:
             j = scan.kept[n - 1 - i]
             label = text_label if text_label is not None and n == 1 else message_label(chat, j)
             self.messages.append((j + 1, label, _js.trim(scan[i] or "")))
+        self._older: dict[int, list[_Piece]] = {}
         self.passes: dict[int, tuple[str, float]] = {}
         self.recursion: list[tuple[int, list[_Piece]]] = []   # (pass that produced it, its pieces)
         contents = {a.key: a.content for a in result.activated}
@@ -150,6 +152,14 @@ class _Context:
         if ce is None or not isinstance(ce.content, str):
             return None
         return substitute(ce.content, self.env) if ce.macros else ce.content
+
+    def older(self, start: int) -> list[_Piece]:
+        """The messages from the ``start``-th newest back, as pieces (built once per start)."""
+        got = self._older.get(start)
+        if got is None:
+            got = self._older[start] = [_Piece("message", text, label, message=number)
+                                        for number, label, text in self.messages[start:] if text]
+        return got
 
     def depth(self, ce: CompiledEntry, pas: int | None) -> float:
         if ce.scan_depth is not None:
@@ -361,8 +371,7 @@ class _KeyReport:
     def _beyond_depth(self, key: str, role: str, pas: int | None) -> KeyMatch | None:
         depth = self.ctx.depth(self.ce, pas)
         start = int(min(depth, MAX_SCAN_DEPTH)) if depth > 0 else 0
-        older = [_Piece("message", text, label, message=number) for number, label, text in self.ctx.messages[start:]
-                 if text]
+        older = self.ctx.older(start)
         return next((m for m in _locate(key, role, older, pas, self.ctx.env, self.cs, self.ww) if m.counts), None)
 
 
@@ -401,9 +410,15 @@ def _locate(key: Any, role: str, pieces: list[_Piece], pas: int | None, env: Mac
     return out
 
 
+@lru_cache(maxsize=1024)
+def _lowered(text: str) -> str:
+    """A scanned piece lowercased once (every key of every explained entry reads the same pieces)."""
+    return _js.lower(text)
+
+
 def _plain_occurrence(needle: str, text: str, cs: bool, ww: bool) -> tuple[int, str, bool, bool] | None:
     """(offset, the word around it, inside a word, counted) of the best occurrence, or ``None``."""
-    hay, pat = (text, needle) if cs else (_js.lower(text), _js.lower(needle))
+    hay, pat = (text, needle) if cs else (_lowered(text), _js.lower(needle))
     counts_inside = not ww or len(_js.split_ws(pat)) > 1
     best: tuple[int, str, bool, bool] | None = None
     start = hay.find(pat)

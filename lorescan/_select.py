@@ -76,7 +76,7 @@ def pass_order(st: EvalState, static: AbstractSet[int], done: AbstractSet[int],
     gids.update(forced)
     gids.update(*map(st.index.needle_entries, st.buffer.recursion_hits))
     if tr is not None:
-        gids.update(timed.delay, timed.cooldown, tr.focus_gids(st.plan.entries))
+        gids.update(timed.delay, timed.cooldown, tr.focus_gids(st.plan.by_key()))
     gids -= done
     if failed:
         gids -= failed - forced if st.mode.forced_first else failed

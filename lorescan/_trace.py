@@ -11,7 +11,7 @@ than the evaluation itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._compile import CompiledEntry
@@ -27,11 +27,11 @@ class Trace:
         self.focus = frozenset(focus) if focus is not None else None
         self._focus_gids: list[int] | None = None
 
-    def focus_gids(self, entries: Sequence[CompiledEntry]) -> list[int]:
-        """The gids of the focus entries among ``entries`` (a plan's, in scan order), found once."""
+    def focus_gids(self, by_key: Mapping[str, CompiledEntry]) -> list[int]:
+        """The gids of the focus entries (``by_key``: a plan's entries by key), found once."""
         if self._focus_gids is None:
-            wanted = self.focus or frozenset()
-            self._focus_gids = [ce.gid for ce in entries if ce.key in wanted] if wanted else []
+            found = (by_key.get(key) for key in self.focus or ())
+            self._focus_gids = [ce.gid for ce in found if ce is not None]
         return self._focus_gids
 
     def _add(self, kind: str, **data: Any) -> None:

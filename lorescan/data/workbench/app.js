@@ -8,6 +8,7 @@ import { budgetBar, buckets, chips, el, entryHue, entryKey, entryName, highlight
 
 const $ = (id) => document.getElementById(id);
 const LIST_LIMIT = 300;       // entries drawn at once; the search narrows a large book
+const DEBOUNCE_MS = 40;       // quiet time after an edit before asking (a newer edit aborts the older request)
 
 const state = {
   book: null, stVersion: "1.18", tokenizer: "chars4", settings: {}, userName: "User", charName: "Character",
@@ -103,7 +104,9 @@ function renderEntries() {
   const list = $("entries");
   list.replaceChildren();
   let shown = 0, total = 0;
+  const unfiltered = state.status === "all" && !state.group && state.position === "" && !state.search.trim();
   for (const [i, entry] of entries.entries()) {
+    if (unfiltered && shown >= LIST_LIMIT) { total = entries.length; break; }   // no need to count
     const key = entryKey(state.book, entry);
     if (!matchesFilter(key, entry)) continue;
     total++;
@@ -299,13 +302,21 @@ function buildBody() {
   return { ...body, chat, type: state.type, dry_run: state.dryRun };
 }
 
+let lastChange = performance.now();
+
 function showResult(data, body, ms) {
   $("error").hidden = true;
   turns = data.turns || null;
   if (turns) state.step = Math.min(state.step, turns.length - 1);
   result = turns ? turns[state.step] : data;
-  $("status").textContent = `${result.activated.length} activated · ${Math.round(ms)} ms`;
+  const drawing = performance.now();
   renderResult();
+  // from the last edit to this result drawn (the debounce, the request and the drawing)
+  const now = performance.now();
+  const latency = Math.round(now - lastChange);
+  Object.assign(document.body.dataset, { latency, requestMs: Math.round(ms), drawMs: Math.round(now - drawing) });
+  $("status").textContent = `${result.activated.length} activated · ${latency} ms after the last edit`;
+  $("status").title = `the service answered in ${Math.round(ms)} ms; drawing took ${Math.round(now - drawing)} ms`;
 }
 
 function renderResult() {
@@ -347,10 +358,10 @@ function showError(err) {
   $("status").textContent = "error";
 }
 
-const activator = new Activator(60, buildBody, showResult, showError,
+const activator = new Activator(DEBOUNCE_MS, buildBody, showResult, showError,
   (busy) => document.body.classList.toggle("busy", busy));
 
-function changed() { saveUrl(); activator.schedule(); }
+function changed() { lastChange = performance.now(); saveUrl(); activator.schedule(); }
 
 // ------------------------------------------------------------------ settings
 
