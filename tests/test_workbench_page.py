@@ -153,3 +153,19 @@ def test_screenshot_of_a_replayed_chat(browser: Any, server: Server) -> None:
     pg.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000
     pg.close()
+
+
+def test_every_control_has_a_name_and_the_list_works_from_the_keyboard(page: Any) -> None:
+    page.click("#settings-toggle")
+    _type(page, "The keeper.")
+    page.locator('#messages mark.hit[data-entry="saltmere.2"]').wait_for()
+    unnamed = page.evaluate("""() => [...document.querySelectorAll('input, select, textarea, button')]
+        .filter((c) => !(c.labels && c.labels.length) && !c.getAttribute('aria-label') && !c.textContent.trim())
+        .map((c) => c.outerHTML.slice(0, 80))""")
+    assert unnamed == []
+    page.focus("#entries")
+    page.keyboard.press("Home")
+    page.keyboard.press("ArrowDown")
+    assert page.locator('#entries li[aria-selected="true"]').get_attribute("data-key") == "saltmere.1"
+    page.locator("#detail .verdict-text").wait_for()
+    assert page.locator("#detail h3").inner_text().startswith("Lighthouse")
