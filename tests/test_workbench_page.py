@@ -169,3 +169,26 @@ def test_every_control_has_a_name_and_the_list_works_from_the_keyboard(page: Any
     assert page.locator('#entries li[aria-selected="true"]').get_attribute("data-key") == "saltmere.1"
     page.locator("#detail .verdict-text").wait_for()
     assert page.locator("#detail h3").inner_text().startswith("Lighthouse")
+
+
+def test_with_a_token_the_page_asks_for_it_or_takes_it_from_the_address(browser: Any,
+                                                                        tmp_path_factory: pytest.TempPathFactory) -> None:
+    srv = Server(tmp_path_factory.mktemp("workbench-token-page") / "data", "--token", "tok-123")
+    try:
+        with srv.client("tok-123") as c:
+            assert c.put("/v1/books/saltmere", content=BOOK.read_bytes()).status_code == 201
+        pg = browser.new_page()
+        pg.goto(srv.url + "/?book=saltmere")                  # no token: the page asks for one
+        pg.locator("#token-input").wait_for()
+        assert "needs 'Authorization: Bearer <token>'" in pg.locator("#error").inner_text()
+        pg.fill("#token-input", "tok-123")
+        pg.click("#token-form button")
+        pg.locator('#entries li[data-key="saltmere.0"]').wait_for()
+        pg.close()
+        pg = browser.new_page()
+        pg.goto(srv.url + "/?book=saltmere#token=tok-123")    # in the fragment, never sent to the server
+        pg.locator('#entries li[data-key="saltmere.0"]').wait_for()
+        assert "token=" not in pg.url                         # taken out of the address (and the permalink)
+        pg.close()
+    finally:
+        assert srv.stop() in STOPPED, srv.output()

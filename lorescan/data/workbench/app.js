@@ -365,6 +365,11 @@ function changed() { lastChange = performance.now(); saveUrl(); activator.schedu
 
 // ------------------------------------------------------------------ settings
 
+//: what a setting's number counts, where its name does not say
+const UNITS = { world_info_depth: "messages", world_info_budget: "% of max_context", world_info_budget_cap: "tokens, 0: none",
+  world_info_min_activations_depth_max: "messages, 0: no limit", world_info_max_recursion_steps: "0: no limit",
+  max_context: "tokens", world_info_character_strategy: "0 evenly, 1 character first, 2 global first" };
+
 function renderSettings() {
   const box = $("settings-fields");
   box.replaceChildren();
@@ -384,7 +389,8 @@ function renderSettings() {
       if (input.value === "" || Number.isNaN(Number(input.value))) return;
       state.settings[name] = Number(input.value); changed();
     });
-    box.append(el("label", {}, `${name} `, input));
+    box.append(el("label", { title: UNITS[name] || null }, el("span", {}, name,
+      UNITS[name] ? el("span", { class: "unit" }, ` (${UNITS[name]})`) : null), input));
   }
 }
 
