@@ -202,7 +202,7 @@ def explain_all(compiled: Compiled, request: ActivationRequest, result: Activati
         if key not in known:
             raise ServiceError(422, "invalid_request", f"no entry {key!r} in the books (use <book>.<uid>)",
                                f"trace_focus[{i}]")
-    keys += dict.fromkeys(focus)
+    keys.extend(dict.fromkeys(focus))
     r = request
     explained = explain_many(compiled.lore, result, keys, r.chat, settings=r.settings, user_name=r.user_name,
                              char_name=r.char_name, generation_type=r.generation_type, character=r.character,
