@@ -20,6 +20,7 @@ let byKey = new Map();        // "<book>.<uid>" -> {entry, index}
 let settingsSchema = {};      // Settings' properties, from /openapi.json
 let result = null;            // the result shown (a replay's current generation)
 let turns = null;             // a replay's results
+let lastChange = performance.now();   // the last edit (or selection) that asked for a new result
 
 // ------------------------------------------------------------------ URL state
 
@@ -141,7 +142,10 @@ function select(key) {
   const item = document.getElementById(`entry-${CSS.escape(key)}`);
   if (item) { item.scrollIntoView({ block: "nearest" }); $("entries").setAttribute("aria-activedescendant", item.id); }
   renderDetail();
-  if (!explained(key)) activator.schedule(true);     // ask for its explanation (trace_focus)
+  if (!explained(key)) {                             // ask for its explanation (trace_focus)
+    lastChange = performance.now();
+    activator.schedule(true);
+  }
   saveUrl();
 }
 
@@ -301,8 +305,6 @@ function buildBody() {
   }
   return { ...body, chat, type: state.type, dry_run: state.dryRun };
 }
-
-let lastChange = performance.now();
 
 function showResult(data, body, ms) {
   $("error").hidden = true;
