@@ -89,3 +89,22 @@ def test_closest_miss_secondary_whole_words_and_depth() -> None:
     miss = closest_miss(exps["saltmere.10"])
     assert miss is not None and miss["kind"] == "whole_words" and "'concatenated'" in miss["text"]
     assert closest_miss(exps["saltmere.1"]) == {"kind": "no_match", "text": exps["saltmere.1"].verdict}
+
+
+def test_closest_miss_scan_depth_case_and_group() -> None:
+    lore = lorescan.compile([BOOK])
+    chat = [ChatMessage(name="Rowan", is_user=True, mes="The lighthouse, again."),
+            ChatMessage(name="Ines", is_user=False, mes="Nothing here."),
+            ChatMessage(name="Rowan", is_user=True, mes="A TIDE-BELL? And the smuggler.")]
+    s = Settings(world_info_depth=1, world_info_case_sensitive=True)
+    keys = ["saltmere.1", "saltmere.3", "saltmere.6"]
+    result = lore.activate(chat, settings=s, user_name="Rowan", char_name="Ines", trace=True, trace_focus=keys)
+    exps = {e.entry: e for e in explain_many(lore, result, keys, chat, settings=s, user_name="Rowan",
+                                             char_name="Ines")}
+    assert closest_miss(exps["saltmere.1"]) == {
+        "kind": "scan_depth", "text": "primary key 'lighthouse' occurs only in message #1 (Rowan), beyond the scan "
+                                      "depth of 1 (pass 1 scanned message #3)"}
+    miss = closest_miss(exps["saltmere.3"])
+    assert miss is not None and miss["kind"] == "case" and "another case" in miss["text"]
+    assert closest_miss(exps["saltmere.6"]) == {"kind": "group", "text": exps["saltmere.6"].verdict}
+    assert "inclusion group" in exps["saltmere.6"].verdict
