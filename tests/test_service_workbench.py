@@ -142,3 +142,17 @@ def test_the_workbench_command_names_a_bad_file(tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, "-m", "lorescan", "workbench", str(BOOK), str(BOOK), "--no-browser"],
                          cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 2 and "holds no chat" in run.stderr
+
+
+def test_the_workbench_command_opens_the_page_once_the_server_is_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lorescan._cli import cmd_workbench
+
+    opened: list[str] = []
+    monkeypatch.setattr(cmd_workbench.webbrowser, "open", opened.append)
+
+    class Up:
+        started = True
+
+    url = cmd_workbench.page_url(8123, "my book/1")
+    cmd_workbench._open_when_up(Up(), url)
+    assert opened == ["http://127.0.0.1:8123/?book=my%20book%2F1"]
