@@ -207,7 +207,7 @@ class _Evaluation:
             timed=TimedEffects(r.timed, plan, len(messages)),
             forced=forced, forced_as=forced_as,
             rng=r.rng if r.rng is not None else _random.Random(),
-            trace=Trace() if r.trace else None,
+            trace=Trace(r.trace_focus) if r.trace else None,
         )
         # the state the passes carry: 1.18 keeps activations in a Map keyed "<book>.<uid>" (a second
         # entry with the same key is skipped, or replaces the first in place); 1.12.6 in a Set of

@@ -14,6 +14,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from . import _js
@@ -128,6 +129,7 @@ class _Context:
             j = scan.kept[n - 1 - i]
             label = text_label if text_label is not None and n == 1 else message_label(chat, j)
             self.messages.append((j + 1, label, _js.trim(scan[i] or "")))
+        self._older: dict[int, list[_Piece]] = {}
         self.passes: dict[int, tuple[str, float]] = {}
         self.recursion: list[tuple[int, list[_Piece]]] = []   # (pass that produced it, its pieces)
         contents = {a.key: a.content for a in result.activated}
@@ -150,6 +152,14 @@ class _Context:
         if ce is None or not isinstance(ce.content, str):
             return None
         return substitute(ce.content, self.env) if ce.macros else ce.content
+
+    def older(self, start: int) -> list[_Piece]:
+        """The messages from the ``start``-th newest back, as pieces (built once per start)."""
+        got = self._older.get(start)
+        if got is None:
+            got = self._older[start] = [_Piece("message", text, label, message=number)
+                                        for number, label, text in self.messages[start:] if text]
+        return got
 
     def depth(self, ce: CompiledEntry, pas: int | None) -> float:
         if ce.scan_depth is not None:
@@ -194,7 +204,20 @@ def explain(lore: Lore, result: ActivationResult, entry_key: str, chat: Sequence
     Pass the evaluation's own inputs (chat, settings, names, character, prompts) so each match can
     be located; ``text_label`` names a one-message chat (``scan`` calls it "the text").
     """
-    ce = _find_entry(lore, entry_key)
+    return explain_many(lore, result, [entry_key], chat, settings=settings, user_name=user_name,
+                        char_name=char_name, generation_type=generation_type, character=character,
+                        persona_description=persona_description, authors_note=authors_note,
+                        authors_note_scan=authors_note_scan, quiet_prompt=quiet_prompt, text_label=text_label)[0]
+
+
+def explain_many(lore: Lore, result: ActivationResult, entry_keys: Sequence[str], chat: Sequence[ChatMessage], *,
+                 settings: Settings, user_name: str, char_name: str, generation_type: str = "normal",
+                 character: Character | None = None, persona_description: str = "", authors_note: str = "",
+                 authors_note_scan: bool = False, quiet_prompt: str = "",
+                 text_label: str | None = None) -> list[Explanation]:
+    """:func:`explain` for several entries of one evaluation: what it scanned is rebuilt once and
+    its trace read once, so explaining many entries of a large book stays cheap."""
+    ces = [_find_entry(lore, key) for key in entry_keys]
     env = MacroEnv(user=user_name, char=char_name)
     fields = _fields(character, persona_description, env)
     injections: list[tuple[str, str]] = []
@@ -205,15 +228,25 @@ def explain(lore: Lore, result: ActivationResult, entry_key: str, chat: Sequence
     if authors_note_scan and fields.get("character_depth_prompt"):
         injections.append(("the character's depth prompt", fields["character_depth_prompt"]))
     ctx = _Context(lore, result, chat, settings, env, generation_type, fields, injections, text_label)
-    events = [e for e in (result.trace or []) if e.get("entry") == entry_key]
-    activated = entry_key in result.activated_keys()
-    decisive = _decisive_pass(events, activated, ctx)
-    keys = _KeyReport(ctx, ce, settings)
-    lines, matches = keys.describe(decisive)
-    verdict = _verdict(ce, activated, events, decisive, keys, result)
-    steps = _steps(ce, events, ctx, keys)
-    return Explanation(entry=entry_key, activated=activated, verdict=verdict, lines=lines, steps=steps,
-                       matches=matches, events=events)
+    wanted = set(entry_keys)
+    by_entry: dict[str, list[dict[str, Any]]] = {}
+    for e in result.trace or []:
+        key = e.get("entry")
+        if key in wanted:
+            by_entry.setdefault(key, []).append(e)
+    active = set(result.activated_keys())
+    out = []
+    for entry_key, ce in zip(entry_keys, ces):
+        events = by_entry.get(entry_key, [])
+        activated = entry_key in active
+        decisive = _decisive_pass(events, activated, ctx)
+        keys = _KeyReport(ctx, ce, settings)
+        lines, matches = keys.describe(decisive)
+        verdict = _verdict(ce, activated, events, decisive, keys, result)
+        steps = _steps(ce, events, ctx, keys)
+        out.append(Explanation(entry=entry_key, activated=activated, verdict=verdict, lines=lines, steps=steps,
+                               matches=matches, events=events))
+    return out
 
 
 def _fields(character: Character | None, persona: str, env: MacroEnv) -> dict[str, str]:
@@ -338,8 +371,7 @@ class _KeyReport:
     def _beyond_depth(self, key: str, role: str, pas: int | None) -> KeyMatch | None:
         depth = self.ctx.depth(self.ce, pas)
         start = int(min(depth, MAX_SCAN_DEPTH)) if depth > 0 else 0
-        older = [_Piece("message", text, label, message=number) for number, label, text in self.ctx.messages[start:]
-                 if text]
+        older = self.ctx.older(start)
         return next((m for m in _locate(key, role, older, pas, self.ctx.env, self.cs, self.ww) if m.counts), None)
 
 
@@ -378,9 +410,15 @@ def _locate(key: Any, role: str, pieces: list[_Piece], pas: int | None, env: Mac
     return out
 
 
+@lru_cache(maxsize=1024)
+def _lowered(text: str) -> str:
+    """A scanned piece lowercased once (every key of every explained entry reads the same pieces)."""
+    return _js.lower(text)
+
+
 def _plain_occurrence(needle: str, text: str, cs: bool, ww: bool) -> tuple[int, str, bool, bool] | None:
     """(offset, the word around it, inside a word, counted) of the best occurrence, or ``None``."""
-    hay, pat = (text, needle) if cs else (_js.lower(text), _js.lower(needle))
+    hay, pat = (text, needle) if cs else (_lowered(text), _js.lower(needle))
     counts_inside = not ww or len(_js.split_ws(pat)) > 1
     best: tuple[int, str, bool, bool] | None = None
     start = hay.find(pat)

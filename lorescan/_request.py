@@ -29,7 +29,7 @@ class ActivationRequest(BaseModel):
     books; name filters never match). ``timed`` is the state the previous evaluation returned.
     ``rng`` draws the probability and group rolls in SillyTavern's order (a fresh
     :class:`random.Random` when ``None``); ``trace=True`` records every gate, match, roll and budget
-    step in the result.
+    step in the result (``trace_focus`` narrows it to the entries the scan text reaches and those named).
     """
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
@@ -50,6 +50,9 @@ class ActivationRequest(BaseModel):
     force_activate: list[ForcedActivation] = Field(default_factory=list)
     rng: SkipJsonSchema[Any] = Field(default=None, exclude=True)
     trace: bool = False
+    #: with ``trace``: ``None`` records every entry; a list records the entries the scan text
+    #: reaches and these (``"<book>.<uid>"``), which keeps a large book's trace small
+    trace_focus: list[str] | None = None
 
     @classmethod
     def build(cls, chat: Sequence[ChatMessage | dict[str, Any]] = (), **fields: Any) -> ActivationRequest:

@@ -167,16 +167,18 @@ def _run(sc: dict[str, Any], version: str | None, quirks: bool, cache: dict[Any,
 
 def evaluate_scenario(lore: Lore, sc: dict[str, Any], *, timed: TimedState | None = None,
                       rng: RandomSource | None = None,
-                      trace: bool = False) -> list[tuple[ActivationRequest, ActivationResult]]:
+                      trace: bool = False,
+                      trace_focus: list[str] | None = None) -> list[tuple[ActivationRequest, ActivationResult]]:
     """Every evaluation of a scenario on compiled books: one, or one per turn (each turn's fields
     over the scenario's, the chat carried from turn to turn, the timed state from evaluation to
     evaluation, starting from ``timed``). An evaluation with no ``random`` list draws from ``rng``,
-    else zeros (the scenarios' convention); ``trace`` records each evaluation's trace."""
+    else zeros (the scenarios' convention); ``trace`` records each evaluation's trace (narrowed by
+    ``trace_focus``, see ``ActivationRequest``)."""
     base_settings = _object(sc.get("settings"), "settings")
     chat = scenario_chat(sc.get("chat"))
     turns = sc.get("turns")
     if not turns:
-        request = scenario_request(sc, {}, base_settings, chat, timed, rng, trace)
+        request = scenario_request(sc, {}, base_settings, chat, timed, rng, trace, trace_focus)
         return [(request, lore.activate(request))]
     if not isinstance(turns, list):
         raise LorescanError("must be a list of turns", field="turns")
@@ -189,7 +191,7 @@ def evaluate_scenario(lore: Lore, sc: dict[str, Any], *, timed: TimedState | Non
             chat = scenario_chat(turn["chat"], f"turns[{i}].chat")
         if "append" in turn:
             chat = chat + scenario_chat(turn["append"], f"turns[{i}].append")
-        request = scenario_request(sc, turn, base_settings, chat, state, rng, trace)
+        request = scenario_request(sc, turn, base_settings, chat, state, rng, trace, trace_focus)
         result = lore.activate(request)
         state = result.timed
         out.append((request, result))
@@ -198,7 +200,7 @@ def evaluate_scenario(lore: Lore, sc: dict[str, Any], *, timed: TimedState | Non
 
 def scenario_request(sc: dict[str, Any], turn: dict[str, Any], base_settings: dict[str, Any],
                      chat: list[ChatMessage], timed: TimedState | None, rng: RandomSource | None = None,
-                     trace: bool = False) -> ActivationRequest:
+                     trace: bool = False, trace_focus: list[str] | None = None) -> ActivationRequest:
     """The request of one evaluation: the turn's fields over the scenario's (see the conformance README)."""
     def field(name: str, default: Any = None) -> Any:
         return turn[name] if name in turn else sc.get(name, default)
@@ -224,6 +226,7 @@ def scenario_request(sc: dict[str, Any], turn: dict[str, Any], base_settings: di
         "persona_book": field("persona_lorebook"),
         "force_activate": field("force_activate") or [],
         "trace": trace,
+        "trace_focus": trace_focus,
     })
     draws = field("random")
     request.rng = ListRandom(draws) if draws is not None or rng is None else rng

@@ -65,21 +65,24 @@ def pass_order(st: EvalState, static: AbstractSet[int], done: AbstractSet[int],
     (``static``, and those found in recursion text), constants, sticky and forced entries, less
     those the gates reject whatever their keys: activated (``done``), failed a roll (forced ones
     re-roll in 1.18), delayed, on cooldown and not sticky. A trace explains every entry, so then
-    every entry is a candidate."""
-    timed, forced = st.timed, st.forced
-    if st.trace is not None:
+    every entry is a candidate; a focused one keeps delayed and cooled-down entries and adds the
+    focus entries, so the gates say why they are out."""
+    timed, forced, tr = st.timed, st.forced, st.trace
+    if tr is not None and tr.focus is None:
         return range(len(st.plan.entries))
     gids = set(static)
     gids.update(st.plan.constants)
     gids.update(timed.sticky)
     gids.update(forced)
     gids.update(*map(st.index.needle_entries, st.buffer.recursion_hits))
+    if tr is not None:
+        gids.update(timed.delay, timed.cooldown, tr.focus_gids(st.plan.by_key()))
     gids -= done
     if failed:
         gids -= failed - forced if st.mode.forced_first else failed
-    if timed.delay:
+    if timed.delay and tr is None:
         gids -= timed.delay
-    if timed.cooldown:
+    if timed.cooldown and tr is None:
         gids -= timed.cooldown - timed.sticky
     order = sorted(map(st.plan.pos.__getitem__, gids))
     if order and order[0] < 0:           # entries outside this book selection

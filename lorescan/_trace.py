@@ -2,10 +2,16 @@
 
 The engine calls these hooks only when tracing is on, so an untraced evaluation pays nothing.
 Events are plain dicts so reports can render them and ``--json`` can print them as they are.
+
+A focused trace (``focus`` not ``None``) records only the entries the scan text reaches (those the
+untraced engine would look at, plus every delayed and cooled-down one) and the entries named in
+``focus``: on a large book the full trace names every entry on every pass, which costs far more
+than the evaluation itself.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._compile import CompiledEntry
@@ -14,9 +20,19 @@ from ._compile import CompiledEntry
 class Trace:
     """Events of one evaluation, in the order SillyTavern's code would meet them."""
 
-    def __init__(self) -> None:
+    def __init__(self, focus: Iterable[str] | None = None) -> None:
         self.events: list[dict[str, Any]] = []
         self.pass_index = 0
+        #: ``None``: every entry; else the keys (``"<book>.<uid>"``) recorded beyond those reached
+        self.focus = frozenset(focus) if focus is not None else None
+        self._focus_gids: list[int] | None = None
+
+    def focus_gids(self, by_key: Mapping[str, CompiledEntry]) -> list[int]:
+        """The gids of the focus entries (``by_key``: a plan's entries by key), found once."""
+        if self._focus_gids is None:
+            found = (by_key.get(key) for key in self.focus or ())
+            self._focus_gids = [ce.gid for ce in found if ce is not None]
+        return self._focus_gids
 
     def _add(self, kind: str, **data: Any) -> None:
         data["event"] = kind

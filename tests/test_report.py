@@ -186,7 +186,8 @@ def test_package_data_globs_cover_every_template() -> None:
     repo = Path(__file__).resolve().parent.parent
     globs = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
         "package-data"]["lorescan"]
-    files = sorted(p.relative_to(repo / "lorescan").as_posix() for p in (repo / "lorescan" / "data").iterdir())
+    files = sorted(p.relative_to(repo / "lorescan").as_posix() for p in (repo / "lorescan" / "data").rglob("*")
+                   if p.is_file())
     assert {f"data/{name}" for name in TEMPLATES} <= set(files)
     for rel in files:
         assert any(fnmatch.fnmatch(rel, g) for g in globs), f"{rel} is not in a wheel: add it to package-data"

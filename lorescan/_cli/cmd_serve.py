@@ -19,6 +19,7 @@ EPILOG = """routes:
   POST   /v1/activate         activate (a scenario's inputs, plus stored_books, session, seed, trace)
   GET    /v1/sessions/{id}    a chat's timed-effect state;  DELETE /v1/sessions/{id}  forget it
   GET    /healthz, /metrics, /openapi.json, /docs
+  GET    /                    the workbench page (see lorescan workbench); POST /v1/chats/read reads a chat file
 
 Stop with Ctrl-C or SIGTERM: requests in flight finish and the store is flushed."""
 

@@ -27,7 +27,7 @@ _DEBUG_HELP = "on an unexpected error, print the Python traceback"
 
 #: Every command, in help order; each is the module ``cmd_<name>.py``.
 COMMANDS = ("scenario", "info", "convert", "replay", "explain", "scan", "test", "lint", "report", "bench",
-            "serve")
+            "serve", "workbench")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,13 +15,14 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
 from .._errors import LorescanError
-from .._explain import explain
+from .._evidence import budget_use, closest_miss, message_spans
+from .._explain import entries_by_key, explain_many
 from .._formats.chats import role_message
 from .._mode import Mode
 from .._model import ActivationResult, Lorebook, Settings, validation_error
@@ -149,14 +150,15 @@ def read_stored(store: Store, name: str, digest: str, scope: str) -> Lorebook:
 
 
 def activate_job(compiled: Compiled, sc: dict[str, Any], mode: Mode, *, store: Store, session: str | None,
-                 seed: int | None, trace: bool, metrics: Metrics) -> dict[str, Any]:
+                 seed: int | None, trace: bool, metrics: Metrics,
+                 trace_focus: list[str] | None = None) -> dict[str, Any]:
     """Run the body's evaluations on compiled books (the caller holds their lock); with a session,
     read its timed state first and store the state after the last evaluation that was not a dry run."""
     record = store.session(session) if session is not None else None
     timed = record.timed if record is not None else None
     rng = random.Random(seed) if seed is not None else None
     with scenario_errors():
-        pairs = evaluate_scenario(compiled.lore, sc, timed=timed, rng=rng, trace=trace)
+        pairs = evaluate_scenario(compiled.lore, sc, timed=timed, rng=rng, trace=trace, trace_focus=trace_focus)
         shaped = [_shape(compiled, request, result, mode, trace) for request, result in pairs]
     metrics.activations.inc(len(pairs))
     metrics.entries_activated.inc(sum(len(result.activated) for _, result in pairs))
@@ -172,13 +174,20 @@ def _shape(compiled: Compiled, request: ActivationRequest, result: ActivationRes
            trace: bool) -> dict[str, Any]:
     out = result_json(result, outlets=mode.outlets, trace=trace)
     if trace:
-        out["explain"] = explain_all(compiled, request, result)
+        explained = explain_all(compiled, request, result)
+        out["explain"] = explained
+        r = request
+        spans = message_spans(compiled.lore, [e["entry"] for e in explained], r.chat, settings=r.settings,
+                              user_name=r.user_name, char_name=r.char_name)
+        out["spans"] = [s.to_json() for s in spans]
+        out["budget_use"] = budget_use(compiled.lore, result)
     return out
 
 
 def explain_all(compiled: Compiled, request: ActivationRequest, result: ActivationResult) -> list[dict[str, Any]]:
-    """``explain``'s verdict and lines for every entry the trace names, but those whose keys just did
-    not match (the trace says so already), in the order the trace first names them."""
+    """``explain``'s verdict, lines, matches and closest miss for every entry the trace names, but
+    those whose keys just did not match (the trace says so already), in the order the trace first
+    names them; then the request's ``trace_focus`` entries not named yet."""
     named: dict[str, bool] = {}
     for event in result.trace or ():
         key = event.get("entry")
@@ -186,15 +195,19 @@ def explain_all(compiled: Compiled, request: ActivationRequest, result: Activati
             continue
         quiet = event["event"] == "skipped" and event.get("why") in _UNMATCHED
         named[key] = named.get(key, False) or not quiet
+    keys = [key for key, wanted in named.items() if wanted]
+    focus = [key for key in request.trace_focus or () if key not in keys]
+    known = entries_by_key(compiled.lore)
+    for i, key in enumerate(focus):
+        if key not in known:
+            raise ServiceError(422, "invalid_request", f"no entry {key!r} in the books (use <book>.<uid>)",
+                               f"trace_focus[{i}]")
+    keys.extend(dict.fromkeys(focus))
     r = request
-    out = []
-    for key, wanted in named.items():
-        if not wanted:
-            continue
-        exp = explain(compiled.lore, result, key, r.chat, settings=r.settings, user_name=r.user_name,
-                      char_name=r.char_name, generation_type=r.generation_type, character=r.character,
-                      persona_description=r.persona_description, authors_note=r.authors_note,
-                      authors_note_scan=r.authors_note_scan, quiet_prompt=r.quiet_prompt)
-        out.append({"entry": exp.entry, "activated": exp.activated, "verdict": exp.verdict,
-                    "lines": exp.lines, "steps": exp.steps})
-    return out
+    explained = explain_many(compiled.lore, result, keys, r.chat, settings=r.settings, user_name=r.user_name,
+                             char_name=r.char_name, generation_type=r.generation_type, character=r.character,
+                             persona_description=r.persona_description, authors_note=r.authors_note,
+                             authors_note_scan=r.authors_note_scan, quiet_prompt=r.quiet_prompt)
+    return [{"entry": exp.entry, "activated": exp.activated, "verdict": exp.verdict, "lines": exp.lines,
+             "steps": exp.steps, "matches": [asdict(m) for m in exp.matches], "closest_miss": closest_miss(exp)}
+            for exp in explained]

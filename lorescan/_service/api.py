@@ -145,7 +145,8 @@ async def activate(body: ActivateBody, request: Request) -> Response:
         if waits and await request.is_disconnected():    # the client left while it waited: skip it
             return Response(status_code=499)
         result = await svc.run_activation(activate_job, compiled, sc, mode, store=svc.store, session=body.session,
-                                          seed=body.seed, trace=body.trace, metrics=svc.metrics)
+                                          seed=body.seed, trace=body.trace, metrics=svc.metrics,
+                                          trace_focus=body.trace_focus)
     return svc.json_response({"result": result})
 
 

@@ -2,7 +2,7 @@
 
 Plain ASGI layers wrap the routes, outermost first: metrics (requests and latency per route),
 CORS when ``--cors`` names origins (a browser's preflight request carries no token), the token
-check (every path but ``/healthz``), and the body limit (a declared length over
+check (every path but ``/healthz`` and the workbench page's static files), and the body limit (a declared length over
 ``--max-body-mb`` is refused before the body is read; a streamed one as soon as it crosses the
 limit). Every error reply, an unknown route's included, is ``{"error": {"type", "message",
 "field"}}``; an unexpected exception is logged with its traceback and answered with a one-line
@@ -33,6 +33,8 @@ from .errors import ServiceError, error_body, from_lorescan
 from .metrics import Metrics
 from .models import UNION_TAGS
 from .service import Service, json_bytes
+from .workbench import is_public
+from .workbench import router as workbench_router
 
 log = logging.getLogger("lorescan.serve")
 
@@ -64,6 +66,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
     app = FastAPI(title="lorescan", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     app.state.service = service
     app.include_router(router)
+    app.include_router(workbench_router)
     _add_error_handlers(app)
     app.add_middleware(BodyLimit, limit=config.max_body_bytes, mb=config.max_body_mb)   # innermost
     app.add_middleware(TokenCheck, token=config.token)
@@ -196,14 +199,16 @@ class BodyLimit:
 
 
 class TokenCheck:
-    """With a token, every path but ``/healthz`` needs ``Authorization: Bearer <token>``."""
+    """With a token, every path but ``/healthz`` and the workbench's static files needs
+    ``Authorization: Bearer <token>``."""
 
     def __init__(self, app: ASGIApp, token: str | None) -> None:
         self.app = app
         self.expected = f"Bearer {token}".encode() if token else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.expected is None or scope["type"] != "http" or scope.get("path") == "/healthz":
+        path = scope.get("path", "")
+        if self.expected is None or scope["type"] != "http" or path == "/healthz" or is_public(path):
             await self.app(scope, receive, send)
             return
         given = next((v for k, v in scope.get("headers", ()) if k == b"authorization"), b"")

@@ -149,11 +149,17 @@ class ActivateBody(_Strict):
     session: Name | None = Field(default=None, description="a chat id: its timed-effect state is read before "
                                                            "and stored after each evaluation that is not a dry run")
     trace: bool = Field(default=False, description="add each result's trace events and, per entry, the "
-                                                   "reasons explain gives")
+                                                   "reasons explain gives, where its keys occur in the chat "
+                                                   "(spans), the budget entry by entry and the closest miss")
+    trace_focus: list[str] | None = Field(
+        default=None, description="with trace: record only the entries the scan text reaches (their keys "
+                                  "occur in it, or they are constant, sticky, forced, delayed or cooling down) "
+                                  "and these <book>.<uid> keys, explained even when no key matched; keeps the "
+                                  "trace of a large book small and fast (default: every entry)")
 
 
 #: the fields the scenario reader does not know
-SERVICE_FIELDS = ("stored_books", "seed", "session", "trace", "description")
+SERVICE_FIELDS = ("stored_books", "seed", "session", "trace", "trace_focus", "description")
 
 
 class BookReply(BaseModel):
@@ -180,6 +186,101 @@ class ErrorReply(BaseModel):
 
 
 class ActivateReply(BaseModel):
-    """``result`` has exactly the shape of a scenario's ``expected`` (``{"turns": [...]}`` with turns)."""
+    """``result`` has exactly the shape of a scenario's ``expected`` (``{"turns": [...]}`` with turns);
+    with ``trace``, each result adds ``trace``, ``explain``, ``spans`` and ``budget_use``."""
 
-    result: dict[str, Any]
+    result: TracedResult | TracedTurns
+
+
+class KeyMatchReply(BaseModel):
+    """Where one key occurs in one piece of the text an entry scanned (the best occurrence there)."""
+
+    key: str
+    kind: str = Field(description="plain, regex or blank")
+    role: str = Field(description="primary or secondary")
+    where: str = Field(description="the piece in words: 'message #3 (Rowan)', 'the content of book.2, ...'")
+    piece: str = Field(description="message, recursion, field or injection")
+    scan_pass: int | None
+    message: int | None = Field(description="chat number, #1 = the first message")
+    source: str | None = Field(description="the recursed entry, for recursion text")
+    offset: int | None
+    word: str | None
+    inside_word: bool
+    counts: bool = Field(description="whether SillyTavern counts it as a match")
+    within_depth: bool
+
+
+class ClosestMiss(BaseModel):
+    """The nearest an entry that did not activate came to activating."""
+
+    kind: str = Field(description="secondary, whole_words, scan_depth, case, group, probability, budget, "
+                                  "cooldown, delay, recursion, trigger, character_filter, decorator, disabled, "
+                                  "no_keys or no_match")
+    text: str
+
+
+class ExplainItem(BaseModel):
+    """``lorescan explain`` for one entry of a traced result."""
+
+    entry: str
+    activated: bool
+    verdict: str
+    lines: list[str] = Field(description="one line per key: where it matched, or why it did not")
+    steps: list[str] = Field(description="every gate the entry met, pass by pass, in words")
+    matches: list[KeyMatchReply]
+    closest_miss: ClosestMiss | None = Field(description="null for an activated entry")
+
+
+class SpanReply(BaseModel):
+    """One occurrence of an explained entry's key in a chat message, for highlighting it."""
+
+    entry: str
+    key: str
+    role: str = Field(description="primary or secondary")
+    message: int = Field(description="0-based index into the chat as sent")
+    start: int = Field(description="UTF-16 offset into the message's text (as JavaScript counts)")
+    end: int
+    counts: bool = Field(description="false: inside a word while whole-word matching is on (not a match)")
+
+
+class BudgetRowReply(BaseModel):
+    """One entry the budget saw, in the order it saw them."""
+
+    entry: str
+    outcome: Literal["fits", "overflow", "skipped"] = Field(
+        description="skipped: the budget had overflowed before its turn")
+    tokens: int | None = Field(description="this entry's tokens (its content and a line break)")
+    used: int | None = Field(description="tokens in use with it (null when it was skipped)")
+    scan_pass: int
+
+
+class BudgetUse(BaseModel):
+    """How the budget was spent."""
+
+    budget: int | None = Field(description="the budget in tokens (null when no entry reached it)")
+    used: int
+    overflowed: bool
+    overflow_entry: str | None = Field(description="the entry that overflowed it")
+    rows: list[BudgetRowReply]
+
+
+class TracedResult(BaseModel):
+    """One evaluation's result: a scenario's ``expected`` shape (activated, before, after, an_top,
+    an_bottom, em, depth, timed, rolls, and outlets in 1.18), plus the fields ``trace`` adds."""
+
+    model_config = ConfigDict(extra="allow")
+
+    activated: list[str]
+    trace: list[dict[str, Any]] | None = Field(default=None, description="the engine's events, in order")
+    explain: list[ExplainItem] | None = Field(default=None, description="every entry the trace names, but "
+                                              "those whose keys just did not match, and the trace_focus ones")
+    spans: list[SpanReply] | None = None
+    budget_use: BudgetUse | None = None
+
+
+class TracedTurns(BaseModel):
+    """A request with ``turns``: one result per turn."""
+
+    turns: list[TracedResult]
+
+ActivateReply.model_rebuild()
