@@ -32,6 +32,8 @@ from .config import ServiceConfig
 from .errors import ServiceError, error_body, from_lorescan
 from .metrics import Metrics
 from .models import UNION_TAGS
+from .proxy import Proxy
+from .proxy import router as proxy_router
 from .service import Service, json_bytes
 
 log = logging.getLogger("lorescan.serve")
@@ -53,17 +55,21 @@ same names, and the result has exactly the shape of a scenario's `expected`."""
 def create_app(config: ServiceConfig) -> FastAPI:
     """The service as an ASGI app (its store is opened now and closed at shutdown)."""
     service = Service(config)
+    proxy = Proxy(config, service)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:
             yield
         finally:
+            await proxy.aclose()
             service.close()
 
     app = FastAPI(title="lorescan", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     app.state.service = service
+    app.state.proxy = proxy
     app.include_router(router)
+    app.include_router(proxy_router)
     _add_error_handlers(app)
     app.add_middleware(BodyLimit, limit=config.max_body_bytes, mb=config.max_body_mb)   # innermost
     app.add_middleware(TokenCheck, token=config.token)
