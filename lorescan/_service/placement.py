@@ -20,12 +20,14 @@ and outlet entries joined with ``\\n``, example-message entries at the top in de
 prompt builder unshifts them one by one) and at the bottom in ascending order.
 
 At-depth entries are inserted as SillyTavern's chat-completion prompt builder does
-(``populationInjectionPrompts``): the chat (the messages from the first one that is not a system
-message on) is walked from its end; for each depth from 0 to 1000, the groups of that depth become
-one message per role, and the messages of one depth are spliced in so that ``depth`` chat messages
-(and the messages inserted for smaller depths) follow them. Within one depth the messages end up
+(``populationInjectionPrompts``), into the chat: the user and assistant messages, each carrying
+along the other messages that follow it up to the next one; the messages before the first and
+after the last stay where they are (the system prompt, instructions after the chat). The chat is
+walked from its end; for each depth from 0 to 1000, the groups of that depth become one message per
+role, spliced in so that ``depth`` chat messages (and the messages inserted for smaller depths)
+follow them: depth 0 goes right after the last chat message. Within one depth the messages end up
 in the order assistant, user, system (the system one last, nearest the end). A group's text is its
-entries joined with ``\\n``; groups of one depth and role are joined by key name, each trimmed.
+entries joined with ``\n``; groups of one depth and role are joined by key name, each trimmed.
 """
 
 from __future__ import annotations
@@ -234,11 +236,20 @@ def insert_at_depth(messages: list[Any], groups: list[dict[str, Any]]) -> list[A
     by_depth = depth_prompts(groups)
     if not by_depth:
         return messages
-    start = next((i for i, m in enumerate(messages) if not _is_system(m)), len(messages))
-    chat = messages[start:][::-1]       # newest first, as the prompt builder walks it
+    chat_at = [i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") in SCANNED_ROLES]
+    if not chat_at:
+        return messages + [m for _, inserted in sorted(by_depth.items()) for m in inserted]
+    first, last = chat_at[0], chat_at[-1]
+    units: list[list[Any]] = []       # each chat message with the other messages that follow it
+    for message in messages[first:last + 1]:
+        if isinstance(message, dict) and message.get("role") in SCANNED_ROLES:
+            units.append([message])
+        else:
+            units[-1].append(message)
+    walk = units[::-1]                # newest first, as the prompt builder walks the chat
     total = 0
     for depth, inserted in sorted(by_depth.items()):
         at = depth + total
-        chat[at:at] = inserted[::-1]
+        walk[at:at] = [[m] for m in inserted[::-1]]
         total += len(inserted)
-    return messages[:start] + chat[::-1]
+    return messages[:first] + [m for unit in walk[::-1] for m in unit] + messages[last + 1:]
