@@ -434,3 +434,32 @@ def test_list_plugins(plugin_dir: Path) -> None:
         "recorder\tlorescan_test_plugins:Recorder\tSigns the requests of session plugin-check and records every "
         "answer.",
     ]
+
+
+# ---------------------------------------------------------------- the README
+
+def test_the_readme_example_sends_the_messages_the_readme_shows(server: Server, upstream: FakeUpstream,
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n### Proxy\n", 1)[1].split("\n## ", 1)[0]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    shown = json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])
+    activated = section.split("`X-Lorescan-Activated: ", 1)[1].split("`", 1)[0]
+    with httpx.Client(base_url=server.url) as c:
+        assert c.put("/v1/books/saltmere", content=(ROOT / "corpora" / "saltmere.json").read_bytes()).is_success
+        c.delete("/v1/sessions/chat-7")
+    headers: list[httpx.Headers] = []
+
+    class Recording(openai.OpenAI):   # type: ignore[misc,name-defined]
+        def __init__(self, **kwargs: Any) -> None:
+            hook = {"response": [lambda r: headers.append(r.headers)]}
+            super().__init__(**kwargs, http_client=httpx.Client(event_hooks=hook), max_retries=0)
+
+    monkeypatch.setattr(openai, "OpenAI", Recording)
+    upstream.reset()
+    exec(compile(code.replace("http://127.0.0.1:8765", server.url), "README.md", "exec"), {})
+    assert capsys.readouterr().out == "The bell rings.\n"
+    assert sent(upstream) == shown
+    assert upstream.last()["json"]["model"] == "llama-3.1-8b"
+    assert headers[-1]["x-lorescan-activated"] == activated
