@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .._errors import LorescanError
 
-SERVE_MODULES = ("fastapi", "uvicorn", "prometheus_client")
+SERVE_MODULES = ("fastapi", "uvicorn", "prometheus_client", "httpx")
 
 EPILOG = """routes:
   PUT    /v1/books/{name}     store a book (the file's bytes, any format lorescan reads)

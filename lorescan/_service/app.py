@@ -49,7 +49,11 @@ DESCRIPTION = """SillyTavern-exact world-info (lorebook) activation over HTTP.
 Store books once (`PUT /v1/books/{name}`), then activate each generation (`POST /v1/activate`)
 with the chat; give a `session` (a chat id) and the service keeps that chat's sticky, cooldown and
 delay state between calls. The activation body takes a conformance scenario's inputs under the
-same names, and the result has exactly the shape of a scenario's `expected`."""
+same names, and the result has exactly the shape of a scenario's `expected`.
+
+Started with `--upstream`, the service is also an OpenAI-compatible proxy (`POST /v1/chat/completions`,
+`GET /v1/models`): a system message `LORESCAN_SYSTEM {...}` asks for lore, placement markers say
+where it goes, and the completion is forwarded to the upstream."""
 
 
 def create_app(config: ServiceConfig) -> FastAPI:
