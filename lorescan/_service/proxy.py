@@ -72,25 +72,33 @@ class Proxy:
         self.own_token = config.token is not None
         self.timeout = config.upstream_timeout
         self.plugins = Plugins.load(service.metrics.registry)
-        self._client: httpx.AsyncClient | None = None
+        self._transport: httpx.AsyncHTTPTransport | None = None
+        limit = {"connect": self.timeout, "read": self.timeout, "write": self.timeout, "pool": self.timeout}
+        self.extensions = {"timeout": limit}
 
     @property
-    def client(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout), follow_redirects=False,
-                                             limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
-        return self._client
+    def transport(self) -> httpx.AsyncHTTPTransport:
+        """The connection pool to the upstream: httpx's transport alone, without a client's cookie jar
+        (an upstream's cookies must not pass from one client to the next), redirects or auth."""
+        if self._transport is None:
+            self._transport = httpx.AsyncHTTPTransport(
+                limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+        return self._transport
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
+        if self._transport is not None:
+            await self._transport.aclose()
 
     def upstream_url(self, request: Request, path: str) -> str:
-        if self.base is None:
-            raise ServiceError(503, "no_upstream", "no upstream is configured: start lorescan serve with --upstream "
-                                                   "URL (an OpenAI-compatible base URL up to and including /v1)")
         query = request.url.query
-        return self.base + path + (f"?{query}" if query else "")
+        return f"{self.base}{path}" + (f"?{query}" if query else "")
+
+    def unconfigured(self) -> Response | None:
+        """The 503 reply of a service started without ``--upstream`` (``None`` with one)."""
+        if self.base is not None:
+            return None
+        return proxy_error(503, error_body("no_upstream", "no upstream is configured: start lorescan serve with "
+                                           "--upstream URL (an OpenAI-compatible base URL up to and including /v1)"))
 
     def request_headers(self, request: Request) -> list[tuple[bytes, bytes]]:
         """The client's headers to pass on (see the module docstring for ``Authorization``)."""
@@ -111,19 +119,23 @@ class Proxy:
                       context: CompletionContext | None) -> Response:
         """Send the request upstream and relay its answer (streamed when the client asked for a
         stream and the upstream answers with server-sent events)."""
+        unconfigured = self.unconfigured()
+        if unconfigured is not None:
+            return unconfigured
         url = self.upstream_url(request, path)
         activated = activated_header(context.activated if context else [])
-        sent = self.client.build_request(request.method, url, content=content, headers=self.request_headers(request))
+        sent = httpx.Request(request.method, url, content=content, headers=self.request_headers(request),
+                             extensions=self.extensions)
         started = time.perf_counter()
         try:
-            upstream = await self.client.send(sent, stream=True)
+            upstream = await self.transport.handle_async_request(sent)
         except httpx.HTTPError as exc:
             return self.transport_error(exc, activated)
         headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in upstream.headers.multi_items()
                    if k.lower() not in DROP_RESPONSE]
         headers.append((ACTIVATED.lower().encode(), activated.encode("latin-1")))
         kind = upstream.headers.get("content-type", "")
-        if context is not None and context.stream and kind.startswith("text/event-stream"):
+        if context is not None and kind.startswith("text/event-stream"):
             streamed = StreamingResponse(self.relay(upstream, context, started), status_code=upstream.status_code)
             streamed.raw_headers.extend(headers)
             return streamed
@@ -203,7 +215,9 @@ async def chat_completions(request: Request) -> Response:
     """Activate the lore the ``LORESCAN_SYSTEM`` header asks for, place it in the messages and
     forward the completion to the upstream; the answer is relayed as it comes."""
     proxy = _proxy(request)
-    proxy.upstream_url(request, "")           # 503 before anything else without an upstream
+    unconfigured = proxy.unconfigured()
+    if unconfigured is not None:
+        return unconfigured
     raw = await request.body()
     body = json_object(raw)
     messages = body.get("messages") if body is not None else None
