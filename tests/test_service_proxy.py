@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -380,6 +381,17 @@ def test_a_slow_upstream_is_a_504_and_the_key_goes_upstream_only(tmp_path: Path,
 
 # ---------------------------------------------------------------- plugins and metrics
 
+def recorded(log: Path, count: int) -> list[dict[str, Any]]:
+    """The recorder plugin's lines, once there are ``count`` (a non-streamed answer's hook runs just
+    after the reply is sent)."""
+    for _ in range(3000):
+        lines = log.read_text().splitlines() if log.exists() else []
+        if len(lines) >= count:
+            return [json.loads(line) for line in lines]
+        time.sleep(0.01)
+    raise AssertionError(f"the recorder wrote {len(lines)} lines, not {count}")
+
+
 def test_plugins_run_around_each_completion_and_a_raising_one_is_skipped(
         server: Server, client: Any, upstream: FakeUpstream, plugin_dir: Path) -> None:
     log = plugin_dir / "calls.jsonl"
@@ -391,7 +403,7 @@ def test_plugins_run_around_each_completion_and_a_raising_one_is_skipped(
     chunks = list(client.chat.completions.create(model="m", messages=messages, stream=True,
                                                  stream_options={"include_usage": True}))
     assert chunks[-1].usage.completion_tokens == 3
-    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    calls = sorted(recorded(log, 2), key=lambda c: c["streamed"])
     assert [(c["session"], c["activated"], c["status"], c["streamed"]) for c in calls] == [
         ("plugin-check", ["harbour.0"], 200, False), ("plugin-check", ["harbour.0"], 200, True)]
     assert calls[0]["body"]["usage"] == calls[1]["body"]["usage"] == {"prompt_tokens": 11, "completion_tokens": 3,
@@ -409,16 +421,20 @@ def test_the_proxy_metrics_are_exported(server: Server, client: Any) -> None:
         line = next((ln for ln in text.splitlines() if ln.startswith(name + " ")), None)
         return float(line.split()[-1]) if line else 0.0
 
+    latency = 'lorescan_upstream_seconds_count{status="200"}'
     with httpx.Client(base_url=server.url) as c:
         before = c.get("/metrics").text
         client.chat.completions.create(model="m", messages=[header(books=["harbour"]), user("The bell.")])
-        after = c.get("/metrics").text
+        for _ in range(3000):       # the plugins hear of a non-streamed answer just after it is sent
+            after = c.get("/metrics").text
+            if figure(after, latency) > figure(before, latency):
+                break
+            time.sleep(0.01)
     assert figure(after, "lorescan_entries_injected_total") - figure(before, "lorescan_entries_injected_total") == 11
     for direction, tokens in (("in", 11), ("out", 3)):
         name = f'lorescan_upstream_tokens_total{{direction="{direction}"}}'
         assert figure(after, name) - figure(before, name) == tokens
-    name = 'lorescan_upstream_seconds_count{status="200"}'
-    assert figure(after, name) - figure(before, name) == 1
+    assert figure(after, latency) - figure(before, latency) == 1
 
 
 def test_list_plugins(plugin_dir: Path) -> None:

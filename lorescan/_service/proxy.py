@@ -31,6 +31,7 @@ import anyio
 import httpx
 from fastapi import APIRouter, Request
 from pydantic import ValidationError
+from starlette.background import BackgroundTask
 from starlette.responses import Response, StreamingResponse
 
 from .._errors import LorescanError
@@ -145,22 +146,24 @@ class Proxy:
             return self.transport_error(exc, activated)
         finally:
             await upstream.aclose()
+        told = None
         if context is not None:
             context.upstream_seconds = time.perf_counter() - started
-            data = await self.answered(context, upstream.status_code, kind, data)
-        reply = Response(data, status_code=upstream.status_code)
+            data, answer = self.answered(context, upstream.status_code, kind, data)
+            told = BackgroundTask(self.plugins.after, context, answer)      # once the reply is sent
+        reply = Response(data, status_code=upstream.status_code, background=told)
         reply.raw_headers.extend(headers)
         return reply
 
-    async def answered(self, context: CompletionContext, status: int, kind: str, data: bytes) -> bytes:
-        """A complete non-streamed answer: the trace added when asked for, the plugins told."""
+    def answered(self, context: CompletionContext, status: int, kind: str,
+                 data: bytes) -> tuple[bytes, CompletionResponse]:
+        """A complete non-streamed answer, with the trace added when asked for, and what the plugins see."""
         parsed = json_object(data) if "json" in kind else None
         if parsed is not None and context.result is not None and 200 <= status < 300 \
                 and (context.header or {}).get("trace") is True:
             parsed["lorescan"] = context.result
             data = json_bytes(parsed)
-        await self.plugins.after(context, CompletionResponse(status, parsed))
-        return data
+        return data, CompletionResponse(status, parsed)
 
     async def relay(self, upstream: httpx.Response, context: CompletionContext, started: float) -> AsyncIterator[bytes]:
         """The upstream's events as they arrive; the plugins are told once the stream is complete."""
