@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -165,6 +166,37 @@ def measure(upstream: str, proxy: str, gens: Generations, count: int, start: int
     return out
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time a process has used (user + system, all threads), from ``/proc`` (``None`` elsewhere)."""
+    stat = Path(f"/proc/{pid}/stat")
+    if not stat.exists():
+        return None
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_per_request(pid: int, upstream: str, proxy: str, gens: Generations, count: int,
+                    start: int) -> dict[str, float]:
+    """The server's CPU milliseconds per request, one kind of request at a time (``count`` each, on
+    generations the timed run did not send): what the machine's load does not change much."""
+    out: dict[str, float] = {}
+    sessions = len(gens.chats)
+    kinds = (("proxy", lambda s, g: (proxy + "/chat/completions", gens.bodies(s, g, stream=False)[1])),
+             ("passthrough", lambda s, g: (proxy + "/chat/completions", gens.bodies(s, g, stream=False)[2])),
+             ("activate", lambda s, g: (proxy + "/activate", gens.activation(s, g))))
+    with httpx.Client(timeout=60) as client:
+        for name, make in kinds:
+            before = cpu_seconds(pid)
+            if before is None:
+                return {}
+            for k in range(count):
+                url, body = make(k % sessions, start + k // sessions)
+                if client.post(url, content=body, headers={"Content-Type": "application/json"}).status_code != 200:
+                    raise RuntimeError(f"{name}: not 200")
+            out[f"{name}_cpu_ms"] = round(((cpu_seconds(pid) or 0.0) - before) * 1000 / count, 3)
+    return out
+
+
 def activate_alone(proxy: str, gens: Generations) -> list[str]:
     """What ``POST /v1/activate`` activates for the first session's first generation (no session)."""
     chat = gens.chats[0][:2]
@@ -192,7 +224,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         args.entries, args.generations, args.warmup, args.sessions = 1000, 40, 4, 4
     entries = generate.make_entries(args.entries, seed=1)
     data = json.dumps({"entries": {str(e["uid"]): e for e in entries}}, ensure_ascii=False).encode()
-    length = args.start + (args.generations + args.warmup) // args.sessions + 2
+    cpu_count = max(20, args.generations // 5)
+    timed_end = args.start + (args.generations + args.warmup) // args.sessions + 1
+    length = timed_end + cpu_count // args.sessions + 2
     gens = Generations(entries, args.sessions, length, args.recursion == "on")
     with tempfile.TemporaryDirectory(prefix="lorescan-proxy-") as tmp:
         upstream = Process(["-m", "tests.fake_upstream", "{port}"], "/v1/models", Path(tmp) / "upstream.log")
@@ -206,6 +240,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 figures = measure(upstream.base + "/v1", server.base + "/v1", gens, args.generations, args.start,
                                   args.warmup)
                 figures["first_activation"] = activate_alone(server.base + "/v1", gens)
+                figures["server_cpu"] = cpu_per_request(server.proc.pid, upstream.base + "/v1", server.base + "/v1",
+                                                        gens, cpu_count, timed_end)
             finally:
                 server.stop()
         finally:
@@ -229,6 +265,10 @@ def report(f: dict[str, Any]) -> None:
             ("  added", "added_proxy_ttfc"))
     for label, key in rows:
         print(f"{label:34} {f[key]['p50_ms']:8.2f}ms {f[key]['p99_ms']:8.2f}ms")
+    cpu = f["server_cpu"]
+    if cpu:
+        print(f"server CPU per request: {cpu['proxy_cpu_ms']:.2f} ms through the proxy, {cpu['activate_cpu_ms']:.2f} "
+              f"ms for POST /v1/activate, {cpu['passthrough_cpu_ms']:.2f} ms passed through")
 
 
 if __name__ == "__main__":

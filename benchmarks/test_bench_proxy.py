@@ -3,6 +3,8 @@ activations are the service's (``python benchmarks/proxy_latency.py`` runs the f
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 pytest.importorskip("fastapi")
@@ -19,3 +21,5 @@ def test_proxy_latency_quick_mode() -> None:
     for side in ("direct", "proxy", "passthrough", "direct_ttfc", "proxy_ttfc"):
         assert 0 < figures[side]["p50_ms"] <= figures[side]["p99_ms"]
     assert set(figures["added_proxy"]) == {"p50_ms", "p99_ms"}
+    if sys.platform.startswith("linux"):
+        assert set(figures["server_cpu"]) == {"proxy_cpu_ms", "passthrough_cpu_ms", "activate_cpu_ms"}

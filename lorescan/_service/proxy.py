@@ -118,8 +118,8 @@ class Proxy:
 
     async def forward(self, request: Request, path: str, content: bytes | None,
                       context: CompletionContext | None) -> Response:
-        """Send the request upstream and relay its answer (streamed when the client asked for a
-        stream and the upstream answers with server-sent events)."""
+        """Send the request upstream and relay its answer (streamed, chunk by chunk, when the
+        upstream answers a chat completion with server-sent events)."""
         unconfigured = self.unconfigured()
         if unconfigured is not None:
             return unconfigured
@@ -132,8 +132,7 @@ class Proxy:
             upstream = await self.transport.handle_async_request(sent)
         except httpx.HTTPError as exc:
             return self.transport_error(exc, activated)
-        headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in upstream.headers.multi_items()
-                   if k.lower() not in DROP_RESPONSE]
+        headers = [(k.lower(), v) for k, v in upstream.headers.raw if k.lower().decode("latin-1") not in DROP_RESPONSE]
         headers.append((ACTIVATED.lower().encode(), activated.encode("latin-1")))
         kind = upstream.headers.get("content-type", "")
         if context is not None and kind.startswith("text/event-stream"):
