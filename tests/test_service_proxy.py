@@ -479,3 +479,17 @@ def test_the_readme_example_sends_the_messages_the_readme_shows(server: Server, 
     assert sent(upstream) == shown
     assert upstream.last()["json"]["model"] == "llama-3.1-8b"
     assert headers[-1]["x-lorescan-activated"] == activated
+
+
+def test_bad_upstream_options_are_one_line_errors(tmp_path: Path) -> None:
+    def serve(*args: str) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if k != "LORESCAN_TEST_UNSET"}
+        return subprocess.run([sys.executable, "-m", "lorescan", "serve", "--data", str(tmp_path), *args], cwd=ROOT,
+                              text=True, capture_output=True, env=env, timeout=60)
+
+    for args, says in ((["--upstream", "ftp://127.0.0.1/v1"], "--upstream: not an http(s) URL: 'ftp://127.0.0.1/v1' (e.g. http://127.0.0.1:8080/v1)"),
+                       (["--upstream-key-env", "LORESCAN_TEST_UNSET"], "--upstream-key-env needs --upstream"),
+                       (["--upstream", "http://127.0.0.1:9/v1", "--upstream-key-env", "LORESCAN_TEST_UNSET"],
+                        "--upstream-key-env: the environment variable LORESCAN_TEST_UNSET is not set")):
+        out = serve(*args)
+        assert out.returncode == 2 and out.stderr == f"lorescan: error: {says}\n", out.stderr
