@@ -131,6 +131,8 @@ def test_the_header_is_found_and_read() -> None:
         find_header([sys_("LORESCAN_SYSTEM [1]")])
     with pytest.raises(PlacementError, match=r"a second LORESCAN_SYSTEM header \(the first is messages\[0\]\)"):
         find_header([sys_("LORESCAN_SYSTEM {}"), sys_("LORESCAN_SYSTEM {}")])
+    with pytest.raises(PlacementError, match=r"unknown placement marker LORESCAN_BEFOR \(did you mean LORESCAN_BEFORE\?\)"):
+        place([user("x"), sys_(" LORESCAN_BEFOR")], Header(5, {}), result())
     with pytest.raises(PlacementError, match="needs an outlet name"):
         place([sys_("LORESCAN_OUTLET"), user("x")], Header(5, {}), result())
 

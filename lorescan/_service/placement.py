@@ -32,6 +32,7 @@ entries joined with ``\n``; groups of one depth and role are joined by key name,
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass
@@ -51,6 +52,7 @@ MARKERS = {
     "LORESCAN_EM_BOTTOM": "em_bottom",
 }
 _OUTLET = re.compile(r"^LORESCAN_OUTLET(?:\s+(.*))?$", re.S)
+_WORD = re.compile(r"LORESCAN_[A-Z_]+")
 #: unmarked buckets appended to the first system message, in this order (before is prepended)
 APPENDED = ("after", "an_top", "an_bottom", "em_top", "em_bottom")
 #: SillyTavern's MAX_INJECTION_DEPTH
@@ -141,6 +143,10 @@ def marker_of(message: Any, index: int) -> tuple[str, str] | None:
         return MARKERS[text], ""
     outlet = _OUTLET.match(text)
     if outlet is None:
+        if _WORD.fullmatch(text):      # a marker misspelt would reach the model as it is
+            close = difflib.get_close_matches(text, [*MARKERS, "LORESCAN_OUTLET"], n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise PlacementError(f"unknown placement marker {text}{hint}", f"messages[{index}].content")
         return None
     name = (outlet.group(1) or "").strip()
     if not name:

@@ -12,8 +12,8 @@ activation order, comma-separated; a comma, a percent sign or a character beyond
 is percent-encoded). With ``stream: true`` the server-sent events are relayed chunk by chunk as
 they arrive; a client that disconnects closes the upstream request. Without ``--upstream-key-env``
 the client's ``Authorization`` is passed on (unless it is the service's own ``--token``); the key
-is never logged nor shown in an error. Errors of the proxy's own: 400 for a header it cannot read
-or a book it does not know, 502 when the upstream cannot be reached, 504 when it does not answer
+is never logged nor shown in an error. Errors of the proxy's own: 400 for a header it cannot read,
+a book it does not know or a misspelt marker, 502 when the upstream cannot be reached, 504 when it does not answer
 within ``--upstream-timeout``, 503 when the service was started without ``--upstream``.
 """
 
