@@ -136,7 +136,8 @@ class Proxy:
         headers.append((ACTIVATED.lower().encode(), activated.encode("latin-1")))
         kind = upstream.headers.get("content-type", "")
         if context is not None and kind.startswith("text/event-stream"):
-            streamed = StreamingResponse(self.relay(upstream, context, started), status_code=upstream.status_code)
+            streamed = StreamingResponse(self.relay(upstream, context, started), status_code=upstream.status_code,
+                                         background=BackgroundTask(upstream.aclose))   # also if never started
             streamed.raw_headers.extend(headers)
             return streamed
         try:
