@@ -119,7 +119,7 @@ class FakeUpstream:
             await asyncio.sleep(5)
         if body.get("stream"):
             return StreamingResponse(self.events(model), media_type="text/event-stream")
-        return JSONResponse(completion(model), headers={"X-Upstream": "fake"})
+        return JSONResponse(completion(model), headers={"X-Upstream": "fake", "Set-Cookie": "upstream=seen; Path=/"})
 
     async def events(self, model: str) -> AsyncIterator[bytes]:
         done = False

@@ -215,6 +215,10 @@ def test_a_request_without_a_header_passes_through_byte_for_byte(server: Server,
     assert got["body"] == raw
     assert got["headers"]["authorization"] == "Bearer sk-client"
     assert got["headers"]["x-custom"] == "kept" and got["headers"]["content-type"] == "application/json"
+    assert reply.headers["set-cookie"] == "upstream=seen; Path=/"      # relayed to its client, kept by none
+    with httpx.Client(base_url=server.url) as c:
+        assert c.post("/v1/chat/completions", content=raw, headers={"Content-Type": "application/json"}).is_success
+    assert "cookie" not in upstream.last()["headers"]
 
 
 # ---------------------------------------------------------------- sessions
