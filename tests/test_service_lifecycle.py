@@ -190,5 +190,5 @@ print(json.dumps({"keys": keys, "status": status, "loaded": loaded}))
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got == {"keys": ["saltmere.0", "saltmere.1"], "status": 2, "loaded": []}
-    assert out.stderr.strip() == ("lorescan: error: lorescan serve needs fastapi, uvicorn, prometheus_client: "
+    assert out.stderr.strip() == ("lorescan: error: lorescan serve needs fastapi, uvicorn, prometheus_client, httpx: "
                                   "pip install 'lorescan[serve]'")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .._errors import LorescanError
 
-SERVE_MODULES = ("fastapi", "uvicorn", "prometheus_client")
+SERVE_MODULES = ("fastapi", "uvicorn", "prometheus_client", "httpx")
 
 EPILOG = """routes:
   PUT    /v1/books/{name}     store a book (the file's bytes, any format lorescan reads)
@@ -20,6 +20,8 @@ EPILOG = """routes:
   GET    /v1/sessions/{id}    a chat's timed-effect state;  DELETE /v1/sessions/{id}  forget it
   GET    /healthz, /metrics, /openapi.json, /docs
   GET    /                    the workbench page (see lorescan workbench); POST /v1/chats/read reads a chat file
+  POST   /v1/chat/completions, GET /v1/models   with --upstream: the OpenAI-compatible proxy that puts the
+         lore a LORESCAN_SYSTEM header asks for into each chat completion
 
 Stop with Ctrl-C or SIGTERM: requests in flight finish and the store is flushed."""
 
@@ -30,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         DEFAULT_HOST,
         DEFAULT_MAX_BODY_MB,
         DEFAULT_PORT,
+        DEFAULT_UPSTREAM_TIMEOUT,
         DEFAULT_WORKERS,
         default_data_dir,
     )
@@ -58,6 +61,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cors", metavar="ORIGIN", action="append", default=[],
                    help="let pages from ORIGIN (e.g. http://localhost:8000, or '*') call the service from a "
                         "browser; repeatable (default: none)")
+    p.add_argument("--upstream", metavar="URL", default=None,
+                   help="forward POST /v1/chat/completions to this OpenAI-compatible base URL, up to and "
+                        "including /v1 (e.g. http://127.0.0.1:8080/v1); without it those routes answer 503")
+    p.add_argument("--upstream-key-env", metavar="NAME", default=None,
+                   help="send the key held by environment variable NAME to the upstream (default: pass the "
+                        "client's own Authorization on)")
+    p.add_argument("--upstream-timeout", type=_positive, default=DEFAULT_UPSTREAM_TIMEOUT, metavar="S",
+                   help=f"seconds to wait for the upstream to connect, answer or send its next chunk; 504 "
+                        f"after that (default {DEFAULT_UPSTREAM_TIMEOUT:g})")
+    p.add_argument("--list-plugins", action="store_true",
+                   help="list the proxy's plugins (entry-point group lorescan.plugins) and exit")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"),
                    help="server log level (default info)")
     p.set_defaults(func=run)
@@ -99,7 +113,38 @@ def missing_modules() -> list[str]:
     return missing
 
 
+def list_plugins() -> int:
+    """Print each plugin: name, where it comes from, and its summary (or why it does not load)."""
+    from .._service.plugins import discover
+
+    for info in discover()[1]:
+        print(f"{info.name}\t{info.source}\t{info.error or info.summary}")
+    return 0
+
+
+def upstream_options(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """``--upstream`` checked, and the key ``--upstream-key-env`` names (its value never printed)."""
+    url = args.upstream
+    if url is not None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise LorescanError(f"--upstream: not an http(s) URL: {url!r} (e.g. http://127.0.0.1:8080/v1)")
+    if args.upstream_key_env is None:
+        return url, None
+    if url is None:
+        raise LorescanError("--upstream-key-env needs --upstream")
+    key = os.environ.get(args.upstream_key_env)
+    if not key:
+        raise LorescanError(f"--upstream-key-env: the environment variable {args.upstream_key_env} is not set")
+    return url, key
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.list_plugins:
+        return list_plugins()
+    upstream, key = upstream_options(args)
     missing = missing_modules()
     if missing:
         raise LorescanError(f"lorescan serve needs {', '.join(missing)}: pip install 'lorescan[serve]'")
@@ -107,17 +152,20 @@ def run(args: argparse.Namespace) -> int:
 
     from .._service.app import create_app
     from .._service.config import ServiceConfig, default_data_dir
+    from .._service.proxy import shown_url
 
     data = args.data if args.data is not None else default_data_dir()
     token = args.token if args.token is not None else os.environ.get("LORESCAN_TOKEN") or None
     try:
         config = ServiceConfig(data_dir=data, token=token, max_body_mb=args.max_body_mb, cache_mb=args.cache_mb,
-                               workers=args.workers, cors_origins=tuple(args.cors), owns_process=True)
+                               workers=args.workers, cors_origins=tuple(args.cors), owns_process=True,
+                               upstream=upstream, upstream_key=key, upstream_timeout=args.upstream_timeout)
         app = create_app(config)
     except (OSError, sqlite3.Error) as exc:
         raise LorescanError(f"cannot open the store: {getattr(exc, 'strerror', None) or exc}",
                             file=str(data)) from None
-    print(f"lorescan serve: http://{args.host}:{args.port} (data {data}{', token required' if token else ''})",
-          file=sys.stderr, flush=True)
+    proxy = f", proxy to {shown_url(upstream)}" if upstream else ""
+    print(f"lorescan serve: http://{args.host}:{args.port} (data {data}{', token required' if token else ''}"
+          f"{proxy})", file=sys.stderr, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, timeout_graceful_shutdown=30)
     return 0

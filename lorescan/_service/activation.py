@@ -12,11 +12,13 @@ Functions here named ``*_job`` run in a worker thread, never on the event loop.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -36,6 +38,9 @@ from .metrics import Metrics
 from .models import SERVICE_FIELDS, ActivateBody, StoredBook
 from .store import Store
 
+if TYPE_CHECKING:
+    from .service import Service
+
 #: skip reasons that only say an entry's keys did not match (not explained one by one in a trace)
 _UNMATCHED = ("no primary key matched", "no keys")
 INLINE_FIELDS = ("entries", "character_entries", "chat_entries", "books")
@@ -48,6 +53,31 @@ class BookRef:
     name: str
     scope: str
     hash: str
+
+
+async def run_activate(svc: Service, body: ActivateBody,
+                       is_disconnected: Callable[[], Awaitable[bool]]) -> dict[str, Any] | None:
+    """One activation body through the whole path (used by ``POST /v1/activate`` and the proxy):
+    its stored books found, its books compiled or taken from the cache, its session's and books'
+    locks held in arrival order, and its evaluations run in a worker thread. ``None`` when the
+    client left while the request waited for a lock."""
+    sc = scenario_of(body)
+    refs = stored_refs(body, svc.store)
+    mode = svc.mode(body.st_version)
+    tokenizer = body.tokenizer
+    if needs_thread_for_key(sc):
+        key = await asyncio.to_thread(books_key, sc, refs, mode, tokenizer)
+    else:
+        key = books_key(sc, refs, mode, tokenizer)
+    compiled = await svc.cache.get(key, lambda: build_books_job(sc, refs, svc.store), mode, tokenizer)
+    waits = compiled.lock.locked() or svc.session_locks.busy(body.session)
+    async with svc.session_locks.hold(body.session), compiled.lock:
+        if waits and await is_disconnected():    # the client left while it waited: skip it
+            return None
+        result: dict[str, Any] = await svc.run_activation(
+            activate_job, compiled, sc, mode, store=svc.store, session=body.session, seed=body.seed,
+            trace=body.trace, metrics=svc.metrics, trace_focus=body.trace_focus)
+    return result
 
 
 def scenario_of(body: ActivateBody) -> dict[str, Any]:

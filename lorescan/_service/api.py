@@ -10,7 +10,6 @@ thread until it is done.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Annotated, Any
 
@@ -20,15 +19,7 @@ from starlette.background import BackgroundTask
 
 from .. import __version__
 from .._formats.registry import targets
-from .activation import (
-    BookRef,
-    activate_job,
-    books_key,
-    build_books_job,
-    needs_thread_for_key,
-    scenario_of,
-    stored_refs,
-)
+from .activation import BookRef, books_key, run_activate
 from .books import book_json_job, check_book_job, render_job
 from .errors import ServiceError, not_found
 from .metrics import CONTENT_TYPE
@@ -131,22 +122,9 @@ async def delete_book(name: BookName, request: Request) -> Response:
 async def activate(body: ActivateBody, request: Request) -> Response:
     """Run world-info activation: a conformance scenario's inputs in, ``{"result": <expected shape>}`` out."""
     svc = _service(request)
-    sc = scenario_of(body)
-    refs = stored_refs(body, svc.store)
-    mode = svc.mode(body.st_version)
-    tokenizer = body.tokenizer
-    if needs_thread_for_key(sc):
-        key = await asyncio.to_thread(books_key, sc, refs, mode, tokenizer)
-    else:
-        key = books_key(sc, refs, mode, tokenizer)
-    compiled = await svc.cache.get(key, lambda: build_books_job(sc, refs, svc.store), mode, tokenizer)
-    waits = compiled.lock.locked() or svc.session_locks.busy(body.session)
-    async with svc.session_locks.hold(body.session), compiled.lock:
-        if waits and await request.is_disconnected():    # the client left while it waited: skip it
-            return Response(status_code=499)
-        result = await svc.run_activation(activate_job, compiled, sc, mode, store=svc.store, session=body.session,
-                                          seed=body.seed, trace=body.trace, metrics=svc.metrics,
-                                          trace_focus=body.trace_focus)
+    result = await run_activate(svc, body, request.is_disconnected)
+    if result is None:                  # the client left while it waited
+        return Response(status_code=499)
     return svc.json_response({"result": result})
 
 

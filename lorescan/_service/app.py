@@ -32,6 +32,8 @@ from .config import ServiceConfig
 from .errors import ServiceError, error_body, from_lorescan
 from .metrics import Metrics
 from .models import UNION_TAGS
+from .proxy import Proxy
+from .proxy import router as proxy_router
 from .service import Service, json_bytes
 from .workbench import is_public
 from .workbench import router as workbench_router
@@ -49,23 +51,31 @@ DESCRIPTION = """SillyTavern-exact world-info (lorebook) activation over HTTP.
 Store books once (`PUT /v1/books/{name}`), then activate each generation (`POST /v1/activate`)
 with the chat; give a `session` (a chat id) and the service keeps that chat's sticky, cooldown and
 delay state between calls. The activation body takes a conformance scenario's inputs under the
-same names, and the result has exactly the shape of a scenario's `expected`."""
+same names, and the result has exactly the shape of a scenario's `expected`.
+
+Started with `--upstream`, the service is also an OpenAI-compatible proxy (`POST /v1/chat/completions`,
+`GET /v1/models`): a system message `LORESCAN_SYSTEM {...}` asks for lore, placement markers say
+where it goes, and the completion is forwarded to the upstream."""
 
 
 def create_app(config: ServiceConfig) -> FastAPI:
     """The service as an ASGI app (its store is opened now and closed at shutdown)."""
     service = Service(config)
+    proxy = Proxy(config, service)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:
             yield
         finally:
+            await proxy.aclose()
             service.close()
 
     app = FastAPI(title="lorescan", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     app.state.service = service
+    app.state.proxy = proxy
     app.include_router(router)
+    app.include_router(proxy_router)
     app.include_router(workbench_router)
     _add_error_handlers(app)
     app.add_middleware(BodyLimit, limit=config.max_body_bytes, mb=config.max_body_mb)   # innermost

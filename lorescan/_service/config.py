@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 DEFAULT_HOST = "127.0.0.1"
@@ -12,6 +12,7 @@ DEFAULT_PORT = 8765
 DEFAULT_MAX_BODY_MB = 32.0
 DEFAULT_CACHE_MB = 1024.0
 DEFAULT_WORKERS = 4
+DEFAULT_UPSTREAM_TIMEOUT = 300.0
 STORE_FILE = "lorescan.sqlite3"
 
 
@@ -37,7 +38,10 @@ class ServiceConfig:
     origins whose pages may call the service from a browser (``*`` for any). ``owns_process``: the
     service is the whole process (``lorescan serve``), so compiled books may be frozen out of the
     cyclic collector with ``gc.freeze()``, which is process-wide (an embedding app keeps its own
-    collector as it is).
+    collector as it is). ``upstream``: the OpenAI-compatible base URL (up to and including
+    ``/v1``) the proxy forwards chat completions to (``None``: no proxy); ``upstream_key``: the key
+    it sends there (``None``: the client's own ``Authorization``), never shown in a repr;
+    ``upstream_timeout``: seconds to wait for the upstream to connect, answer or send the next chunk.
     """
 
     data_dir: Path
@@ -47,6 +51,9 @@ class ServiceConfig:
     workers: int = DEFAULT_WORKERS
     cors_origins: tuple[str, ...] = ()
     owns_process: bool = False
+    upstream: str | None = None
+    upstream_key: str | None = field(default=None, repr=False)
+    upstream_timeout: float = DEFAULT_UPSTREAM_TIMEOUT
 
     @property
     def store_path(self) -> Path:
