@@ -29,7 +29,8 @@ class ActivationRequest(BaseModel):
     books; name filters never match). ``timed`` is the state the previous evaluation returned.
     ``rng`` draws the probability and group rolls in SillyTavern's order (a fresh
     :class:`random.Random` when ``None``); ``trace=True`` records every gate, match, roll and budget
-    step in the result.
+    step in the result. ``tally``, a :class:`~lorescan._tally.Tally`, is filled with the entries
+    held back by cooldown, delay, an inclusion group, a roll or the budget (cheaper than a trace).
     """
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
@@ -50,6 +51,7 @@ class ActivationRequest(BaseModel):
     force_activate: list[ForcedActivation] = Field(default_factory=list)
     rng: SkipJsonSchema[Any] = Field(default=None, exclude=True)
     trace: bool = False
+    tally: SkipJsonSchema[Any] = Field(default=None, exclude=True)
 
     @classmethod
     def build(cls, chat: Sequence[ChatMessage | dict[str, Any]] = (), **fields: Any) -> ActivationRequest:
