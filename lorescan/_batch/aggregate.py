@@ -8,7 +8,7 @@ integer, so the merged totals are the same whatever the order or the number of w
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,9 +160,9 @@ class ChatCounter:
         self.activations = 0
         self.fired: set[str] = set()
 
-    def add(self, r: ActivationResult, tally: Tally | None, tokens: dict[str, int]) -> None:
-        """One generation's result; ``tally`` the entries it held back; ``tokens`` each activated
-        entry's token count."""
+    def add(self, r: ActivationResult, tally: Tally | None, tokens: Callable[[str], int]) -> None:
+        """One generation's result; ``tally`` the entries it held back; ``tokens`` counts the tokens
+        of an activated entry's content."""
         agg = self.agg
         entries = agg.entries
         self.generations += 1
@@ -175,15 +175,16 @@ class ChatCounter:
             agg.overflows += 1
         agg.histogram[budget_bin(r.budget_used, r.budget, r.overflowed)] += 1
         self.activations += len(r.activated)
+        fired = self.fired
         for a in r.activated:
             key = a.key
             row = entries.get(key)
             if row is None:
                 row = entries[key] = _entry()
             row[FIRED] += 1
-            row[TOKENS] += tokens.get(key, 0)
-            if key not in self.fired:
-                self.fired.add(key)
+            row[TOKENS] += tokens(a.content)
+            if key not in fired:
+                fired.add(key)
                 row[CHATS] += 1
                 row[FIRST_SUM] += gen
                 if gen < row[FIRST_MIN]:

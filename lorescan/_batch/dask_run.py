@@ -24,7 +24,8 @@ from .work import BatchSpec, run_task
 RETRIES = 3
 
 
-def _distributed() -> Any:
+def distributed_module() -> Any:
+    """``distributed``, or a one-line error saying how to install it."""
     try:
         import distributed
     except ImportError:
@@ -36,7 +37,7 @@ def _distributed() -> Any:
 def dask_client(address: str, workers: int | None = None) -> Iterator[Any]:
     """A client of the cluster at ``address``, or of a new ``LocalCluster`` (one single-threaded
     worker process per core, or ``workers``) for ``address == "local"``, closed afterwards."""
-    distributed = _distributed()
+    distributed = distributed_module()
     if address == "local":
         cluster = distributed.LocalCluster(n_workers=workers or default_jobs(), threads_per_worker=1,
                                            processes=True, dashboard_address=None)
@@ -60,7 +61,7 @@ def run_dask(spec: BatchSpec, tasks: Sequence[ChatTask], client: Any, done: Done
              on_result: Callable[[int], None] | None = None) -> Aggregate:
     """Every task on the cluster ``client`` talks to; ``on_result`` is called after each task merged
     (with the number merged so far)."""
-    distributed = _distributed()
+    distributed = distributed_module()
     digest = spec.digest()
     spec_data = client.scatter(spec, broadcast=True, hash=False)
     threads = sum(client.nthreads().values()) or 1

@@ -63,8 +63,11 @@ def _pool_task(task: ChatTask) -> tuple[int, Aggregate]:
 
 
 def run_pool(spec: BatchSpec, tasks: Sequence[ChatTask], jobs: int, done: Done | None = None,
-             context: str = "spawn") -> Aggregate:
-    """Every task on ``jobs`` worker processes (see the module's note on dead workers)."""
+             context: str = "spawn", stats: dict[str, int] | None = None) -> Aggregate:
+    """Every task on ``jobs`` worker processes (see the module's note on dead workers); ``stats``
+    gets the number of pools started and of tasks sent again."""
+    stats = stats if stats is not None else {}
+    stats.update(pools=0, resent=0)
     total = Aggregate()
     merged: set[int] = set()
     attempts: dict[int, int] = {}
@@ -72,6 +75,7 @@ def run_pool(spec: BatchSpec, tasks: Sequence[ChatTask], jobs: int, done: Done |
     ctx = multiprocessing.get_context(context)
     while todo:
         broken = False
+        stats["pools"] += 1
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init, initargs=(spec,)) as pool:
             running: dict[Future[tuple[int, Aggregate]], ChatTask] = {}
             while (todo or running) and not broken:
@@ -92,7 +96,7 @@ def run_pool(spec: BatchSpec, tasks: Sequence[ChatTask], jobs: int, done: Done |
                         task_id, agg = fut.result()
                     except BrokenProcessPool:
                         broken = True
-                        _retry(task, attempts, todo, total)
+                        stats["resent"] += _retry(task, attempts, todo, total)
                         continue
                     if task_id not in merged:
                         merged.add(task_id)
@@ -109,16 +113,19 @@ def run_pool(spec: BatchSpec, tasks: Sequence[ChatTask], jobs: int, done: Done |
                             if done is not None:
                                 done(task_id, agg)
                     else:
-                        _retry(task, attempts, todo, total)
+                        stats["resent"] += _retry(task, attempts, todo, total)
                 pool.shutdown(wait=False, cancel_futures=True)
     return total
 
 
-def _retry(task: ChatTask, attempts: dict[int, int], todo: list[ChatTask], total: Aggregate) -> None:
-    """Send ``task`` again, or list it as failed once it has killed :data:`MAX_ATTEMPTS` workers."""
+def _retry(task: ChatTask, attempts: dict[int, int], todo: list[ChatTask], total: Aggregate) -> bool:
+    """Send ``task`` again (True), or list it as failed once it has been in :data:`MAX_ATTEMPTS`
+    pools that broke."""
     n = attempts[task.id] = attempts.get(task.id, 0) + 1
     if n < MAX_ATTEMPTS:
         todo.append(task)
+        return True
     else:
         where = task.path if task.end < 0 else f"{task.path}:{task.line}"
         total.fail(where, f"its worker process died {n} times (killed or out of memory)")
+        return False

@@ -62,7 +62,7 @@ class Progress:
         if self._bar is not None:
             self._bar[0].stop()
             self._bar = None
-        elif self.enabled and self.tasks:
+        elif self.enabled and self.finished:
             self._line()
 
 

@@ -64,6 +64,15 @@ class Compiled:
     character: Character | None
     tokens: dict[str, int] = field(default_factory=dict)   # content → token count
 
+    def count(self, content: str) -> int:
+        """Tokens of an activated entry's content (counted once per distinct content here)."""
+        n = self.tokens.get(content)
+        if n is None:
+            if len(self.tokens) > 200_000:
+                self.tokens.clear()
+            n = self.tokens[content] = self.lore.counter.count(content)
+        return n
+
 
 _CACHE: dict[str, Compiled] = {}
 #: how many times this process compiled a spec (tests read it: once per worker, not per chat)
@@ -149,12 +158,12 @@ def replay_chat(spec: BatchSpec, comp: Compiled, identity: str, chat: Chat) -> A
     main = _generations(comp.lore, messages, points, seed, names, tally=True)
     if comp.edited is None or agg.diff is None:
         for result, tally in main:
-            counter.add(result, tally, _tokens(comp, result))
+            counter.add(result, tally, comp.count)
     else:
         diff = agg.diff
         other = _generations(comp.edited, messages, points, seed, names, tally=False)
         for (result, tally), (edited, _) in zip(main, other):
-            counter.add(result, tally, _tokens(comp, result))
+            counter.add(result, tally, comp.count)
             diff.add(result, edited)
     counter.close()
     return agg
@@ -167,18 +176,3 @@ def _generations(lore: Lore, messages: list[Any], points: list[int], seed: int, 
     for index in points:
         t = Tally() if tally else None
         yield session.activate(upto=index, tally=t), t
-
-
-def _tokens(comp: Compiled, result: ActivationResult) -> dict[str, int]:
-    """Each activated entry's token count (counted once per distinct content in this worker)."""
-    cache, count = comp.tokens, comp.lore.counter.count
-    out = {}
-    for a in result.activated:
-        n = cache.get(a.content)
-        if n is None:
-            if len(cache) > 200_000:
-                cache.clear()
-            n = cache[a.content] = count(a.content)
-        out[a.key] = n
-    return out
-

@@ -71,6 +71,10 @@ def run_batch(args: argparse.Namespace) -> int:
 
     if args.json and args.csv == "-":
         raise LorescanError("--json and --csv both write to stdout; give --csv a FILE")
+    if args.dask:
+        from .._batch.dask_run import distributed_module
+
+        distributed_module()                   # not installed: say so before reading anything
     spec = build_spec(args)
     catalog = _batch.catalog(spec)             # reads every book: a bad one fails before any work
     if not catalog:
