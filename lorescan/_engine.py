@@ -277,7 +277,7 @@ class _Evaluation:
         new_text = meter.new_pass()
         add, skip = new_text.add, c.budget_skip
         cut = st.tally.budget if st.tally is not None else None
-        for n, ce in enumerate(now):
+        for ce in now:
             g = ce.gid
             if meter.overflowed and skip and not ce.ignore_budget:
                 if tr is not None:
@@ -297,8 +297,8 @@ class _Evaluation:
                     tr.budget(ce, "overflow", meter, new_text)
                 if cut is not None:
                     cut.add(ce.key)
-                    if not skip:
-                        cut.update(later.key for later in now[n + 1:])
+                    if not skip:     # the rest of the pass is cut too
+                        cut.update(later.key for later in now[now.index(ce) + 1:])
                 if skip:
                     continue
                 break

@@ -130,7 +130,7 @@ def test_terminal_table_and_progress_lines(tmp_path: Path, capsys: pytest.Captur
     args = [a for a in cli_args(paths, "--jobs", "1") if a != "--no-progress"]
     rc, out, err = _run_cli(args, capsys)
     assert rc == 0
-    assert out.startswith("Replayed 5 chats (20 generations) against 8 entries in 1 book(s)")
+    assert out.startswith("Replayed 5 chats (20 generations) against 8 entries in 1 book, SillyTavern 1.18")
     flat = " ".join(out.split())
     assert "lore.0 (Dragon)" in out and "Never fired (5 of 8): lore.1, lore.2, lore.4, lore.6, lore.7" in flat
     assert "broken.jsonl: line 2: field 'mes'" in out

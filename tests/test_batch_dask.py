@@ -64,6 +64,15 @@ def test_cli_runs_on_a_dask_scheduler_address(client, tmp_path: Path, capsys: py
     assert json.loads(out.out) == one and one["chats"] == 5
 
 
+def test_cli_dask_local_starts_and_stops_its_own_cluster(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    paths = write_set(tmp_path, copies=2, many=0, bad=False)
+    assert main(cli_args(paths, "--json", "--jobs", "1")) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert main(cli_args(paths, "--json", "--dask", "local", "--jobs", "2")) == 0
+    assert json.loads(capsys.readouterr().out) == one and one["chats"] == 2
+
+
 def test_worker_killed_mid_run_reruns_its_tasks_once(client, tmp_path: Path) -> None:
     paths = write_set(tmp_path, copies=60, many=0, bad=False)
     spec = _spec(paths, seed=9)

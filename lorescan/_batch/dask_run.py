@@ -40,7 +40,8 @@ def dask_client(address: str, workers: int | None = None) -> Iterator[Any]:
     distributed = distributed_module()
     if address == "local":
         cluster = distributed.LocalCluster(n_workers=workers or default_jobs(), threads_per_worker=1,
-                                           processes=True, dashboard_address=None)
+                                           processes=True, dashboard_address=None, host="127.0.0.1",
+                                           silence_logs=40)
         try:
             with distributed.Client(cluster) as client:
                 yield client

@@ -138,11 +138,11 @@ def _pct(x: float) -> str:
 def print_report(r: dict[str, Any], args: argparse.Namespace) -> None:
     """The terminal tables: summary, busiest entries, never fired, budget, failures and the diff."""
     books = r["books"]
-    print_wrapped(f"Replayed {r['chats']} chats ({r['generations']} generations) against "
-                  f"{sum(b['entries'] for b in books)} entries in {len(books)} book(s), SillyTavern "
-                  f"{args.st_version}, seed {r['seed']}; {len(r['failures'])} failed. Budget: mean use "
-                  f"{_pct(r['budget']['mean_use'])}, overflowed in {r['overflows']} generations "
-                  f"({_pct(r['overflow_rate'])}).")
+    print_wrapped(f"Replayed {_count(r['chats'], 'chat')} ({_count(r['generations'], 'generation')}) against "
+                  f"{_count(sum(b['entries'] for b in books), 'entry', 'entries')} in "
+                  f"{_count(len(books), 'book')}, SillyTavern {args.st_version}, seed {r['seed']}; "
+                  f"{len(r['failures'])} failed. Budget: mean use {_pct(r['budget']['mean_use'])}, overflowed in "
+                  f"{_count(r['overflows'], 'generation')} ({_pct(r['overflow_rate'])}).")
     fired = sorted((e for e in r["entries"] if not e["never_fired"]), key=lambda e: (-e["fired_generations"], e["key"]))
     table = Table(["entry", "fired", "rate", "chats", "first gen", "budget cut", "blocked c/d/g/p", "tokens"],
                   title=f"Entries that fired most (top {min(args.top, len(fired))} of {len(fired)})")
@@ -182,6 +182,10 @@ def _print_diff(d: dict[str, Any], args: argparse.Namespace) -> None:
     for e in d["entries"][:args.top]:
         table.add([_label(e), str(e["gained"]), str(e["lost"]), str(e["text_changed"])])
     table.print()
+
+
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def _label(e: dict[str, Any]) -> str:
