@@ -137,6 +137,36 @@ def test_terminal_table_and_progress_lines(tmp_path: Path, capsys: pytest.Captur
     assert err.startswith("lorescan: 5/5 tasks, 5 chats, 20 generations") and "1 failed" in err
 
 
+def test_progress_plain_lines_and_bar() -> None:
+    from lorescan._batch.progress import Progress
+
+    agg = ag.Aggregate(chats=2, generations=8)
+    agg.fail("x.jsonl", "bad")
+    plain = io.StringIO()
+    p = Progress(2, plain, bar=False, every=0.0)
+    p.done(0, agg)
+    p.done(1, ag.Aggregate(chats=1, generations=4))
+    p.close()
+    lines = plain.getvalue().splitlines()
+    assert len(lines) == 3 and lines[0].startswith("lorescan: 1/2 tasks, 2 chats, 8 generations, ")
+    assert "1 failed" in lines[0] and "ETA" in lines[0]
+    assert lines[-1].startswith("lorescan: 2/2 tasks, 3 chats, 12 generations, ") and "ETA" not in lines[-1]
+    quiet = io.StringIO()
+    q = Progress(1, quiet, enabled=False, every=0.0)
+    q.done(0, agg)
+    q.close()
+    assert quiet.getvalue() == ""
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    shown = Terminal()                     # on a terminal: rich's bar, no plain lines
+    b = Progress(2, shown)
+    b.done(0, agg)
+    b.close()
+    assert "replaying" in shown.getvalue() and "1/2" in shown.getvalue() and "lorescan:" not in shown.getvalue()
+
+
 def test_csv_has_one_row_per_entry(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     paths = write_set(tmp_path)
     rc, out, _ = _run_cli(cli_args(paths, "--csv", "--jobs", "1"), capsys)
