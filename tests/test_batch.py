@@ -80,6 +80,8 @@ def test_json_report_counts_every_entry(tmp_path: Path, capsys: pytest.CaptureFi
     book = r["books"][0]
     assert (book["name"], book["entries"], book["fired"], book["never_fired"], book["tokens"]) == ("lore", 8, 3, 5, 40)
     assert [t["key"] for t in book["top_consumers"]] == ["lore.0", "lore.5", "lore.3"]
+    # chars4 tokens of 50: 5 at generation 1 (10 %), 3 at generation 2 (6 %), none at 3 and 4
+    assert book["budget_histogram"] == [10, 5, 5] + [0] * 18 and book["budget_share"] == 0.04    # 40 tokens of 20 x 50
     assert r["overflow_rate"] == 0.25 and r["seed"] == 0
 
 

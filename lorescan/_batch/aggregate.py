@@ -114,6 +114,8 @@ class Aggregate:
     budget_used: int = 0
     budget_total: int = 0
     histogram: list[int] = field(default_factory=lambda: [0] * BINS)
+    #: per book: budget-use bins of the generations in which it put something into the prompt
+    book_histograms: dict[str, list[int]] = field(default_factory=dict)
     entries: dict[str, list[int]] = field(default_factory=dict)
     chat_rows: list[ChatRow] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
@@ -127,6 +129,9 @@ class Aggregate:
         self.budget_used += other.budget_used
         self.budget_total += other.budget_total
         self.histogram = [a + b for a, b in zip(self.histogram, other.histogram)]
+        for book, hist in other.book_histograms.items():
+            mine = self.book_histograms.get(book)
+            self.book_histograms[book] = list(hist) if mine is None else [a + b for a, b in zip(mine, hist)]
         for key, row in other.entries.items():
             mine = self.entries.get(key)
             if mine is None:
@@ -176,19 +181,27 @@ class ChatCounter:
         agg.histogram[budget_bin(r.budget_used, r.budget, r.overflowed)] += 1
         self.activations += len(r.activated)
         fired = self.fired
+        per_book: dict[str, int] = {}
         for a in r.activated:
             key = a.key
             row = entries.get(key)
             if row is None:
                 row = entries[key] = _entry()
             row[FIRED] += 1
-            row[TOKENS] += tokens(a.content)
+            n = tokens(a.content)
+            row[TOKENS] += n
+            per_book[a.book] = per_book.get(a.book, 0) + n
             if key not in fired:
                 fired.add(key)
                 row[CHATS] += 1
                 row[FIRST_SUM] += gen
                 if gen < row[FIRST_MIN]:
                     row[FIRST_MIN] = gen
+        for book, used in per_book.items():
+            hist = agg.book_histograms.get(book)
+            if hist is None:
+                hist = agg.book_histograms[book] = [0] * BINS
+            hist[budget_bin(used, r.budget, False)] += 1
         if tally is None:
             return
         for key in tally.budget:
@@ -292,11 +305,15 @@ def books_json(entries: list[dict[str, Any]], agg: Aggregate, top: int) -> list[
         mine = [e for e in entries if e["book"] == name]
         tokens = sum(e["tokens"] for e in mine)
         heavy = sorted((e for e in mine if e["tokens"]), key=lambda e: (-e["tokens"], e["key"]))[:top]
+        hist = list(agg.book_histograms.get(name, [0] * BINS))
+        hist[0] += agg.generations - sum(hist)       # generations it put nothing in
         out.append({
             "name": name, "entries": len(mine), "fired": sum(not e["never_fired"] for e in mine),
             "never_fired": sum(e["never_fired"] for e in mine), "tokens": tokens,
             "token_share": _ratio(tokens, total),
             "tokens_per_generation": _ratio(tokens, agg.generations),
+            "budget_share": _ratio(tokens, agg.budget_total),
+            "budget_histogram": hist,
             "top_consumers": [{"key": e["key"], "comment": e["comment"], "tokens": e["tokens"],
                                "share": _ratio(e["tokens"], total)} for e in heavy],
         })

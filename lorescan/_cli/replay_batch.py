@@ -162,7 +162,8 @@ def print_report(r: dict[str, Any], args: argparse.Namespace) -> None:
         if book["top_consumers"]:
             heavy = ", ".join(f"{t['key']} {_pct(t['share'])}" for t in book["top_consumers"][:5])
             print_wrapped(f"Book {book['name']}: {book['fired']} of {book['entries']} entries fired; "
-                          f"{_pct(book['token_share'])} of the tokens; largest shares: {heavy}")
+                          f"{_pct(book['token_share'])} of the tokens, {_pct(book['budget_share'])} of the budget "
+                          f"on average; largest shares: {heavy}")
     if "diff" in r:
         _print_diff(r["diff"], args)
     if r["failures"]:

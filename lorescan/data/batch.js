@@ -75,7 +75,7 @@
     var target = document.getElementById("consumers-chart"), n = 0;
     data.books.forEach(function (book) {
       target.appendChild(el("h3", {}, book.name + " — " + book.fired + " of " + book.entries + " entries fired, " +
-        pct(book.token_share) + " of the tokens"));
+        pct(book.token_share) + " of the tokens, " + pct(book.budget_share) + " of the budget on average"));
       var top = book.top_consumers, max = top.length ? top[0].share : 0;
       n += hbars(target, top.map(function (t) {
         return {label: label(t), value: t.share, max: max, cls: "bar-tokens", text: pct(t.share),
