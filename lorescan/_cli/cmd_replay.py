@@ -20,7 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="replay a chat: what activated before each character message, and where it landed",
         description="Replays a chat as it was written: before each character message, runs the engine "
                     "on every message before it, carrying sticky/cooldown state from one generation "
-                    "to the next.",
+                    "to the next. With --chats, replays many chats (on every core, or a Dask cluster) "
+                    "and reports per entry, book and chat what fired, what the budget cut and what "
+                    "held entries back.",
     )
     add_book_args(p, chat_required=False)
     p.add_argument("--json", action="store_true",
