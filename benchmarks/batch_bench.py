@@ -95,7 +95,7 @@ def digest(rep: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(rep, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def measure(corpus: Path, sizes: list[int], repeat: int) -> dict[str, Any]:
+def measure(corpus: Path, sizes: list[int], repeat: int, modes: tuple[str, ...] = MODES) -> dict[str, Any]:
     meta = json.loads((corpus / "corpus.json").read_text())
     settings, _ = read_settings(str(corpus / meta["settings"]))
     spec = BatchSpec(books=((meta["book"], (corpus / meta["book"]).read_bytes()),), settings=settings)
@@ -105,7 +105,7 @@ def measure(corpus: Path, sizes: list[int], repeat: int) -> dict[str, Any]:
         ts = all_tasks[:size]
         rows: dict[str, Any] = {}
         digests = set()
-        for mode in MODES:
+        for mode in modes:
             runs = []
             for _ in range(repeat):
                 if mode == "dask, 2 workers":
@@ -122,11 +122,13 @@ def measure(corpus: Path, sizes: list[int], repeat: int) -> dict[str, Any]:
             rows[mode] = {"runs": runs, "median_gen_per_s": statistics.median(r["gen_per_s"] for r in runs),
                           "median_cpu_gen_per_s": statistics.median(r["cpu_gen_per_s"] or 0 for r in runs),
                           "max_peak_rss_mb": max(max(r["peak_rss_mb"] or [0]) for r in runs)}
-        one, two = rows["1 process"]["median_gen_per_s"], rows["2 processes"]["median_gen_per_s"]
-        dask = rows["dask, 2 workers"]["median_gen_per_s"]
-        out["sizes"][str(size)] = {"modes": rows, "identical_aggregates": len(digests) == 1,
-                                   "generations": rows["1 process"]["runs"][0]["generations"],
-                                   "efficiency_2_processes": two / (2 * one), "efficiency_dask": dask / (2 * one)}
+        rate = {m: rows[m]["median_gen_per_s"] if m in rows else None for m in MODES}
+        one = rate["1 process"]
+        out["sizes"][str(size)] = {
+            "modes": rows, "identical_aggregates": len(digests) == 1,
+            "generations": next(iter(rows.values()))["runs"][0]["generations"],
+            "efficiency_2_processes": rate["2 processes"] / (2 * one) if one and rate["2 processes"] else None,
+            "efficiency_dask": rate["dask, 2 workers"] / (2 * one) if one and rate["dask, 2 workers"] else None}
     return out
 
 
@@ -135,8 +137,8 @@ def table(result: dict[str, Any]) -> str:
              "peak RSS per worker (MB) |", "| ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
     for size, s in result["sizes"].items():
         for mode, row in s["modes"].items():
-            eff = "" if mode == "1 process" else \
-                f"{100 * (s['efficiency_2_processes'] if mode == '2 processes' else s['efficiency_dask']):.0f} %"
+            e = s["efficiency_2_processes"] if mode == "2 processes" else s["efficiency_dask"]
+            eff = "" if mode == "1 process" or e is None else f"{100 * e:.0f} %"
             lines.append(f"| {int(size):,} | {s['generations']:,} | {mode} | {row['median_gen_per_s']:,.0f} | "
                          f"{row['median_cpu_gen_per_s']:,.0f} | {eff} | {row['max_peak_rss_mb']:.0f} |")
     same = all(s["identical_aggregates"] for s in result["sizes"].values())
@@ -150,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--corpus", help="corpus folder (written by batch_corpus.py if missing)")
     p.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
     p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES), help="which runs (default: all three)")
     p.add_argument("--json", help="write the figures as JSON")
     p.add_argument("--quick", action="store_true", help="a tiny corpus (1,000 entries, 16 chats of 10 messages)")
     args = p.parse_args(argv)
@@ -164,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
             if not meta.exists() or json.loads(meta.read_text())["chats"] < max(args.sizes):
                 batch_corpus.write_corpus(corpus, chats=max(args.sizes))
             sizes, repeat = args.sizes, args.repeat
-        result = measure(corpus, sizes, repeat)
+        result = measure(corpus, sizes, repeat, tuple(args.modes))
     print(table(result))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1), encoding="utf-8")
