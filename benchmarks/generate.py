@@ -234,14 +234,15 @@ def mentions_of(entries: list[dict[str, Any]]) -> list[list[str]]:
 
 
 def make_chat(entries: list[dict[str, Any]], messages: int, seed: int = 0,
-              mention_rate: float = 0.25) -> list[dict[str, Any]]:
+              mention_rate: float = 0.25, mentions: list[list[str]] | None = None) -> list[dict[str, Any]]:
     """``messages`` chat messages, oldest first, alternating character (greeting first) and user.
 
     Each message is 8–40 filler words; with probability ``mention_rate`` it mentions one entry's key
-    (half the time an entry mentioned recently, as conversations stay on a topic).
+    (half the time an entry mentioned recently, as conversations stay on a topic). ``mentions``:
+    ``mentions_of(entries)`` computed once, for callers writing many chats of one book.
     """
     rng = random.Random(f"lorescan-chat-{seed}-{messages}-{len(entries)}")
-    ment = mentions_of(entries)
+    ment = mentions if mentions is not None else mentions_of(entries)
     recent: list[int] = []
     out: list[dict[str, Any]] = []
     for i in range(messages):

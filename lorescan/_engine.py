@@ -208,6 +208,7 @@ class _Evaluation:
             forced=forced, forced_as=forced_as,
             rng=r.rng if r.rng is not None else _random.Random(),
             trace=Trace(r.trace_focus) if r.trace else None,
+            tally=r.tally,
         )
         # the state the passes carry: 1.18 keeps activations in a Map keyed "<book>.<uid>" (a second
         # entry with the same key is skipped, or replaces the first in place); 1.12.6 in a Set of
@@ -229,6 +230,9 @@ class _Evaluation:
             activated = self._loop(meter)
         if not self.dry_run:
             st.timed.record(activated)
+        if st.tally is not None and self.failed:
+            all_entries = self.lore._all
+            st.tally.probability.update(all_entries[g].key for g in self.failed - self.done)
         return emit(st, activated, meter, self.lore._activations)
 
     def _loop(self, meter: BudgetMeter) -> list[CompiledEntry]:
@@ -257,6 +261,8 @@ class _Evaluation:
             if tr is not None:
                 for key, why in removed:
                     tr.group_removed(key, why)
+            if st.tally is not None:
+                st.tally.group.update(key for key, _ in removed)
             self._spend(now, meter, scan_tokens, count)
             state = self._next_state(state, now, meter, levels)
         return list(self.activated.values())
@@ -270,11 +276,14 @@ class _Evaluation:
         substituted = self.substituted
         new_text = meter.new_pass()
         add, skip = new_text.add, c.budget_skip
+        cut = st.tally.budget if st.tally is not None else None
         for ce in now:
             g = ce.gid
             if meter.overflowed and skip and not ce.ignore_budget:
                 if tr is not None:
                     tr.budget(ce, "skipped: the budget overflowed earlier", meter)
+                if cut is not None:
+                    cut.add(ce.key)
                 continue
             if ce.rolls and not self._roll(ce):
                 failed.add(g)
@@ -286,6 +295,10 @@ class _Evaluation:
                 meter.overflow_entry = meter.overflow_entry or ce.key
                 if tr is not None:
                     tr.budget(ce, "overflow", meter, new_text)
+                if cut is not None:
+                    cut.add(ce.key)
+                    if not skip:     # the rest of the pass is cut too
+                        cut.update(later.key for later in now[now.index(ce) + 1:])
                 if skip:
                     continue
                 break

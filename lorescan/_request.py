@@ -30,6 +30,8 @@ class ActivationRequest(BaseModel):
     ``rng`` draws the probability and group rolls in SillyTavern's order (a fresh
     :class:`random.Random` when ``None``); ``trace=True`` records every gate, match, roll and budget
     step in the result (``trace_focus`` narrows it to the entries the scan text reaches and those named).
+    ``tally``, a :class:`~lorescan._tally.Tally`, is filled with the entries held back by
+    cooldown, delay, an inclusion group, a roll or the budget (cheaper than a trace).
     """
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
@@ -53,6 +55,7 @@ class ActivationRequest(BaseModel):
     #: with ``trace``: ``None`` records every entry; a list records the entries the scan text
     #: reaches and these (``"<book>.<uid>"``), which keeps a large book's trace small
     trace_focus: list[str] | None = None
+    tally: SkipJsonSchema[Any] = Field(default=None, exclude=True)
 
     @classmethod
     def build(cls, chat: Sequence[ChatMessage | dict[str, Any]] = (), **fields: Any) -> ActivationRequest:

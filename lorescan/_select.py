@@ -20,6 +20,7 @@ from ._mode import Mode
 from ._model import ForcedActivation, SelectiveLogic
 from ._scan import ScanBuffer
 from ._state import EvalState
+from ._tally import Tally
 
 INITIAL, RECURSION, MIN_ACTIVATIONS = 1, 2, 3
 STATE_NAMES = {INITIAL: "initial", RECURSION: "recursion", MIN_ACTIVATIONS: "min_activations"}
@@ -66,16 +67,21 @@ def pass_order(st: EvalState, static: AbstractSet[int], done: AbstractSet[int],
     those the gates reject whatever their keys: activated (``done``), failed a roll (forced ones
     re-roll in 1.18), delayed, on cooldown and not sticky. A trace explains every entry, so then
     every entry is a candidate; a focused one keeps delayed and cooled-down entries and adds the
-    focus entries, so the gates say why they are out."""
-    timed, forced, tr = st.timed, st.forced, st.trace
-    if tr is not None and tr.focus is None:
+    focus entries, so the gates say why they are out. A tally counts the candidates that delay
+    or cooldown keep out."""
+    timed, forced, tr, tally = st.timed, st.forced, st.trace, st.tally
+    if tr is not None and tr.focus is None and tally is None:
         return range(len(st.plan.entries))
     gids = set(static)
     gids.update(st.plan.constants)
     gids.update(timed.sticky)
     gids.update(forced)
     gids.update(*map(st.index.needle_entries, st.buffer.recursion_hits))
+    if tally is not None and (timed.delay or timed.cooldown):
+        _tally_timed(st, gids - done, tally)
     if tr is not None:
+        if tr.focus is None:
+            return range(len(st.plan.entries))
         gids.update(timed.delay, timed.cooldown, tr.focus_gids(st.plan.by_key()))
     gids -= done
     if failed:
@@ -88,6 +94,13 @@ def pass_order(st: EvalState, static: AbstractSet[int], done: AbstractSet[int],
     if order and order[0] < 0:           # entries outside this book selection
         order = order[bisect_left(order, 0):]
     return order
+
+
+def _tally_timed(st: EvalState, gids: AbstractSet[int], tally: Tally) -> None:
+    """Count the pass's candidates that delay, or cooldown (unless sticky), keeps out."""
+    timed, pos, entries = st.timed, st.plan.pos, st.plan.entries
+    for held, into in ((gids & timed.delay, tally.delay), (gids & (timed.cooldown - timed.sticky), tally.cooldown)):
+        into.update(entries[pos[g]].key for g in held if pos[g] >= 0)
 
 
 def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: Mapping[int | str, CompiledEntry],

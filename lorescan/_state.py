@@ -17,6 +17,7 @@ from ._model import Settings
 from ._plan import Plan
 from ._request import RandomSource
 from ._scan import ScanBuffer
+from ._tally import Tally
 from ._timed import TimedEffects
 from ._trace import Trace
 
@@ -41,6 +42,8 @@ class EvalState:
     forced_as: dict[int, CompiledEntry]
     rng: RandomSource
     trace: Trace | None = None
+    #: filled with the entries held back, when the caller asked (see :mod:`lorescan._tally`)
+    tally: Tally | None = None
     #: running: the delay-until-recursion level this pass reads
     recursion_level: float = 0.0
     #: running: the random numbers drawn so far

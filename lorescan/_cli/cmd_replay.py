@@ -9,6 +9,7 @@ import sys
 from .._explain import NUMBERING
 from .common import add_book_args, open_inputs
 from .render import NBSP, Table, position_label, print_wrapped, progress_bar
+from .replay_batch import add_batch_args, run_batch
 
 POSITIONS = ("before", "after", "an_top", "an_bottom", "em", "depth", "outlets")
 
@@ -19,17 +20,34 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="replay a chat: what activated before each character message, and where it landed",
         description="Replays a chat as it was written: before each character message, runs the engine "
                     "on every message before it, carrying sticky/cooldown state from one generation "
-                    "to the next.",
+                    "to the next. With --chats, replays many chats (on every core, or a Dask cluster) "
+                    "and reports per entry, book and chat what fired, what the budget cut and what "
+                    "held entries back.",
     )
-    add_book_args(p)
+    add_book_args(p, chat_required=False)
     p.add_argument("--json", action="store_true",
-                   help="one JSON object per generation, oldest first (conformance shape plus budget)")
+                   help="one JSON object per generation, oldest first (conformance shape plus budget); "
+                        "with --chats, one JSON report")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    add_batch_args(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from .._errors import LorescanError
     from .._replay import generation_points, replay
+
+    if args.chats:
+        if args.chat:
+            raise LorescanError("give --chat (one chat) or --chats (many), not both")
+        return run_batch(args)
+    if not args.chat:
+        raise LorescanError("a chat is required (--chat, or --chats for many)")
+    for flag in ("jobs", "dask", "diff", "csv", "html"):
+        if getattr(args, flag) not in (None, False):
+            raise LorescanError(f"--{flag} is for --chats (a batch of chats)")
+    if args.strict:
+        raise LorescanError("--strict is for --chats (a batch of chats)")
 
     inputs = open_inputs(args)
     points = generation_points(inputs.messages)

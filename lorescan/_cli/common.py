@@ -31,12 +31,13 @@ def add_version_arg(p: argparse.ArgumentParser, default: str | None, what: str) 
                    help=f"{first} (SillyTavern 1.18.0 and 1.19.0 activate alike), or 1.12 / 1.12.6")
 
 
-def add_book_args(p: argparse.ArgumentParser, chat: bool = True) -> None:
-    """``--book``, ``--chat``, ``--settings`` and the engine switches."""
+def add_book_args(p: argparse.ArgumentParser, chat: bool = True, chat_required: bool = True) -> None:
+    """``--book``, ``--chat``, ``--settings`` and the engine switches (``chat_required=False``: the
+    command checks ``--chat`` itself, as ``replay`` does, which takes ``--chats`` instead)."""
     p.add_argument("--book", dest="books", action="extend", nargs="+", required=True, metavar="BOOK",
                    help="lorebook or character card files (any supported format); repeatable")
     if chat:
-        p.add_argument("--chat", required=True, metavar="CHAT",
+        p.add_argument("--chat", required=chat_required, metavar="CHAT",
                        help="chat file (SillyTavern .jsonl, OpenAI messages, GLM history, transcript)")
     p.add_argument("--settings", metavar="SETTINGS",
                    help="JSON with SillyTavern's world_info_* settings, max_context and tokenizer "

@@ -1,0 +1,104 @@
+"""Running a batch on a Dask distributed cluster (the ``dask`` extra; imported only here).
+
+The spec (books as bytes, settings) is scattered to every worker once; each task is
+``run_task(spec, task)``, a pure function of its inputs that returns its aggregate, so Dask may run
+it again when a worker dies (its ``retries`` and the scheduler's own rescheduling) and the caller
+still merges exactly one result per task. Tasks are submitted a few per worker thread at a time, so
+the scheduler holds a bounded window whatever the number of chats.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from .._errors import LorescanError
+from .aggregate import Aggregate
+from .local import WINDOW, Done, default_jobs
+from .sources import ChatTask
+from .work import BatchSpec, run_task
+
+#: Dask retries per task (on top of the scheduler re-running the tasks of a worker that died)
+RETRIES = 3
+
+
+def distributed_module() -> Any:
+    """``distributed``, or a one-line error saying how to install it."""
+    try:
+        import distributed
+    except ImportError:
+        raise LorescanError("--dask needs Dask: pip install 'lorescan[dask]'") from None
+    return distributed
+
+
+@contextmanager
+def dask_client(address: str, workers: int | None = None) -> Iterator[Any]:
+    """A client of the cluster at ``address``, or of a new ``LocalCluster`` (one single-threaded
+    worker process per core, or ``workers``) for ``address == "local"``, closed afterwards."""
+    distributed = distributed_module()
+    if address == "local":
+        cluster = distributed.LocalCluster(n_workers=workers or default_jobs(), threads_per_worker=1,
+                                           processes=True, dashboard_address=None, host="127.0.0.1",
+                                           silence_logs=40)
+        try:
+            with distributed.Client(cluster) as client:
+                yield client
+        finally:
+            cluster.close()
+        return
+    try:
+        client = distributed.Client(address, timeout="20s")
+    except (OSError, TimeoutError) as exc:
+        raise LorescanError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def run_dask(spec: BatchSpec, tasks: Sequence[ChatTask], client: Any, done: Done | None = None,
+             on_result: Callable[[int], None] | None = None) -> Aggregate:
+    """Every task on the cluster ``client`` talks to; ``on_result`` is called after each task merged
+    (with the number merged so far)."""
+    distributed = distributed_module()
+    digest = spec.digest()
+    spec_data = client.scatter(spec, broadcast=True, hash=False)
+    threads = sum(client.nthreads().values()) or 1
+    window = max(2, threads * WINDOW)
+    run = uuid.uuid4().hex[:12]
+    total = Aggregate()
+    merged: set[int] = set()
+    pending = iter(tasks)
+    queue = distributed.as_completed(with_results=False)
+
+    def submit(n: int) -> None:
+        for task in pending:
+            queue.add(client.submit(run_task, spec_data, task, digest, key=f"lorescan-{run}-{task.id}",
+                                    retries=RETRIES, pure=False))
+            n -= 1
+            if n <= 0:
+                return
+
+    submit(window)
+    for fut in queue:
+        try:
+            task_id, agg = fut.result()
+        except Exception as exc:   # the task failed on every try: its chats are failures
+            task = next(t for t in tasks if f"lorescan-{run}-{t.id}" == fut.key)
+            where = task.path if task.end < 0 else f"{task.path}:{task.line}"
+            total.fail(where, f"failed on the cluster: {type(exc).__name__}: {exc}".splitlines()[0])
+            submit(1)
+            continue
+        finally:
+            fut.release()
+        if task_id not in merged:
+            merged.add(task_id)
+            total.merge(agg)
+            if done is not None:
+                done(task_id, agg)
+            if on_result is not None:
+                on_result(len(merged))
+        submit(1)
+    return total
