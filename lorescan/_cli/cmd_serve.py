@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from .._errors import LorescanError
+from .common import add_match_args
 
 SERVE_MODULES = ("fastapi", "uvicorn", "prometheus_client")
 
@@ -57,6 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cors", metavar="ORIGIN", action="append", default=[],
                    help="let pages from ORIGIN (e.g. http://localhost:8000, or '*') call the service from a "
                         "browser; repeatable (default: none)")
+    add_match_args(p)
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"),
                    help="server log level (default info)")
     p.set_defaults(func=run)
@@ -111,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
     token = args.token if args.token is not None else os.environ.get("LORESCAN_TOKEN") or None
     try:
         config = ServiceConfig(data_dir=data, token=token, max_body_mb=args.max_body_mb, cache_mb=args.cache_mb,
-                               workers=args.workers, cors_origins=tuple(args.cors), owns_process=True)
+                               workers=args.workers, cors_origins=tuple(args.cors), owns_process=True,
+                               word_boundaries=args.word_boundaries, card_book_settings=args.card_book_settings)
         app = create_app(config)
     except (OSError, sqlite3.Error) as exc:
         raise LorescanError(f"cannot open the store: {getattr(exc, 'strerror', None) or exc}",

@@ -37,7 +37,8 @@ class ServiceConfig:
     origins whose pages may call the service from a browser (``*`` for any). ``owns_process``: the
     service is the whole process (``lorescan serve``), so compiled books may be frozen out of the
     cyclic collector with ``gc.freeze()``, which is process-wide (an embedding app keeps its own
-    collector as it is).
+    collector as it is). ``word_boundaries`` and ``card_book_settings``: the matching options
+    beyond SillyTavern every activation uses unless its body sets its own.
     """
 
     data_dir: Path
@@ -47,6 +48,8 @@ class ServiceConfig:
     workers: int = DEFAULT_WORKERS
     cors_origins: tuple[str, ...] = ()
     owns_process: bool = False
+    word_boundaries: str = "sillytavern"
+    card_book_settings: bool = False
 
     @property
     def store_path(self) -> Path:

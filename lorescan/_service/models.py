@@ -150,10 +150,16 @@ class ActivateBody(_Strict):
                                                            "and stored after each evaluation that is not a dry run")
     trace: bool = Field(default=False, description="add each result's trace events and, per entry, the "
                                                    "reasons explain gives")
+    word_boundaries: str | None = Field(default=None, description="beyond SillyTavern: \"unicode\" matches whole "
+                                        "words in every script (default: the service's setting, \"sillytavern\")")
+    card_book_settings: bool | None = Field(default=None, description="beyond SillyTavern: a character card book's "
+                                            "own scan_depth, token_budget and recursive_scanning apply "
+                                            "(default: the service's setting, off)")
 
 
 #: the fields the scenario reader does not know
-SERVICE_FIELDS = ("stored_books", "seed", "session", "trace", "description")
+SERVICE_FIELDS = ("stored_books", "seed", "session", "trace", "description", "word_boundaries",
+                  "card_book_settings")
 
 
 class BookReply(BaseModel):
