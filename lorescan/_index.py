@@ -341,7 +341,7 @@ class UnicodeBoundIndex(BoundIndex):
                 self.over.collect(exact, folded, found)
             if main.phrase_triggers:
                 main.find_phrases(exact, folded, found)
-            if main.triggers or (self.over is not None and self.over.triggers):
+            if main.literals or (self.over is not None and self.over.literals):  # type: ignore[attr-defined]
                 self._regex_hits(text, exact, folded, found)
             self.refresh()
         result = frozenset(found)
@@ -351,9 +351,8 @@ class UnicodeBoundIndex(BoundIndex):
         return result
 
     def _regex_hits(self, text: str, exact: str, folded: str, found: set[int]) -> None:
-        """Add the regex needles whose regex matches ``text``, triggered by prefilter needles found
-        in the text's SillyTavern form (only the regex needles are added: a prefilter needle found
-        there is not a key's match under this rule)."""
+        """Add the regex keys' prefilter needles found in the text's SillyTavern form (lowercase,
+        not normalised: what a regex reads), and the regex needles whose regex matches ``text``."""
         lowered = _js.lower(text)
         if exact == text and folded == lowered:
             trig = set(found)
@@ -363,7 +362,10 @@ class UnicodeBoundIndex(BoundIndex):
             if self.over is not None:
                 self.over.collect(text, lowered, trig)
         for needles in (self.main.needles, self.over):
-            if needles is not None and needles.triggers:
+            if needles is None:
+                continue
+            found.update(trig & needles.literals)  # type: ignore[attr-defined]
+            if needles.triggers:
                 probe = trig & needles.triggers
                 needles.find_regexes(text, probe, self.main.piece_memo)
                 found.update(probe.difference(trig))

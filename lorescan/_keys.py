@@ -198,6 +198,10 @@ class Needles:
             cache[raw] = _prepare_raw(raw, mode, self)
         return cache
 
+    def add_literal(self, text: str) -> int:
+        """A regex key's prefilter needle (case-folded, a substring)."""
+        return self.add(text, False, False)
+
     def key_text(self, text: str, cs: bool) -> str:
         """A key's needle text: as it is when case-sensitive, else lowercase."""
         return text if cs else text.lower()
@@ -369,7 +373,7 @@ def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: Needles) -> Key
                 low = text.lower()
                 if not any(lit in low for lit in lits):
                     lits = (*lits, _text_needle(low, lits))
-                nids = tuple(needles.add(lit[:MAX_NEEDLE], False, False) for lit in lits)   # a start of
+                nids = tuple(needles.add_literal(lit[:MAX_NEEDLE]) for lit in lits)   # a start of
                 # a literal is found wherever the literal is
             key = Key(REGEX, sub, text, cs=cs, ww=ww, nids=nids, rule=needles.rule)
             if nids:

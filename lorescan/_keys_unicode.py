@@ -25,6 +25,18 @@ class UnicodeNeedles(Needles):
     rule = UNICODE
     whole_phrases = True
 
+    def __init__(self, base: int = 0) -> None:
+        super().__init__(base)
+        #: regex keys' prefilter needles: ids of their own, looked for in the text as written too
+        self.literals: set[int] = set()
+
+    def add_literal(self, text: str) -> int:
+        """A regex key's prefilter needle, apart from the plain keys' needles of the same text
+        (it is looked for in the text's SillyTavern form, where a plain key is not)."""
+        nid = super().add(text, False, None)  # type: ignore[arg-type]  # an id space of its own
+        self.literals.add(nid)
+        return nid
+
     def key_text(self, text: str, cs: bool) -> str:
         return key_form(text, cs)
 

@@ -208,7 +208,8 @@ def folded_spans(text: str, case_sensitive: bool) -> tuple[str, list[int]]:
     i, n = 0, len(text)
     while i < n:
         j = i + 1
-        while j < n and unicodedata.combining(text[j]):   # a character with its combining marks
+        while j < n and (unicodedata.combining(text[j]) or 0x1160 <= ord(text[j]) <= 0x11FF
+                         or 0xD7B0 <= ord(text[j]) <= 0xD7FF):   # with its marks, or jamo with vowels
             j += 1
         piece = key_form(text[i:j], case_sensitive)
         out.append(piece)
