@@ -73,8 +73,9 @@ def apply_card_book_settings(compiled: Sequence[tuple[Lorebook, list[CompiledEnt
             if own.scan_depth is not None and ce.scan_depth is None:
                 ce.scan_depth = own.scan_depth
             if own.recursive_scanning is False:
-                ce.exclude_recursion = True     # a first read fills the entry; then it is set
-                ce.prevent_recursion = True
+                if not ce.prevent_recursion:    # (this first read fills a lazily read entry)
+                    ce.prevent_recursion = True
+                ce.exclude_recursion = True
 
 
 def card_book_names(books: Sequence[Lorebook]) -> frozenset[str]:
