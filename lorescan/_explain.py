@@ -72,6 +72,8 @@ class KeyMatch:
     word: str | None = None
     inside_word: bool = False
     counts: bool = True             # whether SillyTavern counts it as a match
+    length: int | None = None       # the match's length in the text as written, where the word
+                                    # rule compares another form (unicode: NFC, folded)
     within_depth: bool = True
 
 
@@ -393,7 +395,13 @@ def _locate(key: Any, role: str, pieces: list[_Piece], pas: int | None, env: Mac
         if not needle:
             out.append(KeyMatch(kind="blank", offset=0, word=None, **base))  # type: ignore[arg-type]
             continue
-        m = _plain_occurrence(needle, p.text, cs, ww, rule)
+        if rule == UNICODE:
+            u = _unicode_occurrence(needle, p.text, cs, ww)
+            if u is not None:
+                out.append(KeyMatch(kind="plain", offset=u[0], word=u[1], inside_word=u[2], counts=u[3],
+                                    length=u[4], **base))  # type: ignore[arg-type]
+            continue
+        m = _plain_occurrence(needle, p.text, cs, ww)
         if m is not None:
             start, word, inside, counts = m
             out.append(KeyMatch(kind="plain", offset=start, word=word, inside_word=inside, counts=counts,
@@ -401,11 +409,8 @@ def _locate(key: Any, role: str, pieces: list[_Piece], pas: int | None, env: Mac
     return out
 
 
-def _plain_occurrence(needle: str, text: str, cs: bool, ww: bool,
-                      rule: str = SILLYTAVERN) -> tuple[int, str, bool, bool] | None:
+def _plain_occurrence(needle: str, text: str, cs: bool, ww: bool) -> tuple[int, str, bool, bool] | None:
     """(offset, the word around it, inside a word, counted) of the best occurrence, or ``None``."""
-    if rule == UNICODE:
-        return _unicode_occurrence(needle, text, cs, ww)
     hay, pat = (text, needle) if cs else (_js.lower(text), _js.lower(needle))
     counts_inside = not ww or len(_js.split_ws(pat)) > 1
     best: tuple[int, str, bool, bool] | None = None
@@ -424,19 +429,20 @@ def _plain_occurrence(needle: str, text: str, cs: bool, ww: bool,
     return best
 
 
-def _unicode_occurrence(needle: str, text: str, cs: bool, ww: bool) -> tuple[int, str, bool, bool] | None:
-    """:func:`_plain_occurrence` under the unicode word rule: looked for in the comparison form
-    (NFC, folded), with offsets and words mapped back to the text as written."""
+def _unicode_occurrence(needle: str, text: str, cs: bool,
+                        ww: bool) -> tuple[int, str, bool, bool, int] | None:
+    """:func:`_plain_occurrence` under the unicode word rule, with the match's length: looked for in
+    the comparison form (NFC, folded), with offsets and words mapped back to the text as written."""
     hay, where = folded_spans(text, cs)
     pat = key_form(needle, cs)
-    best: tuple[int, str, bool, bool] | None = None
+    best: tuple[int, str, bool, bool, int] | None = None
     start = hay.find(pat) if pat else -1
     while start != -1:
         end = start + len(pat)
         inside = unicode_continues_word(hay, start, end, pat)
         s = where[start]
         e = max(where[end], s + 1)
-        found = (s, word_around(text, s, e), inside, not ww or not inside)
+        found = (s, word_around(text, s, e), inside, not ww or not inside, e - s)
         if best is None or (not best[3] and found[3]):
             best = found
         if best[3]:
