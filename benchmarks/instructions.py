@@ -24,6 +24,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PARTS = {"compile10k": 1, "activate10k": 20, "replay10k": 100}   # work -> how many units it times
+#: on request (``--parts``): one activation of the book without regex keys, in Latin or Cyrillic
+#: letters (``benchdata.script_lore``), under the rule ``--word-boundaries`` names; this checkout only
+SCRIPT_PARTS = {"activate10k-latin": 20, "activate10k-cyrillic": 20}
 
 
 def work(root: str, part: str, stage: int, word_boundaries: str = "sillytavern") -> None:
@@ -40,6 +43,14 @@ def work(root: str, part: str, stage: int, word_boundaries: str = "sillytavern")
     s_on = Settings(world_info_recursive=True, world_info_depth=40, max_context=32768, world_info_budget=25,
                     world_info_match_whole_words=True)
     chat = gen.chat_messages(gen.make_chat(entries, 300, 0))
+    if part in SCRIPT_PARTS:
+        import benchdata as bd
+
+        script = part.split("-")[1]
+        bd.run_script(10_000, script, word_boundaries, True)    # compile and warm
+        for _ in range(SCRIPT_PARTS[part] if stage else 0):
+            bd.run_script(10_000, script, word_boundaries, True)
+        return
     names = dict(user_name=gen.USER_NAME, char_name=gen.CHAR_NAME)
     options = {} if word_boundaries == "sillytavern" else {"word_boundaries": word_boundaries}
     if part == "compile10k":
@@ -73,7 +84,7 @@ def count(root: str, part: str, stage: int, word_boundaries: str = "sillytavern"
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--root", default=str(HERE.parent), help="the checkout whose lorescan is measured")
-    p.add_argument("--parts", nargs="+", default=list(PARTS), choices=list(PARTS))
+    p.add_argument("--parts", nargs="+", default=list(PARTS), choices=[*PARTS, *SCRIPT_PARTS])
     p.add_argument("--word-boundaries", default="sillytavern", choices=("sillytavern", "unicode"),
                    help="the word rule the book is compiled with (default: SillyTavern's)")
     p.add_argument("--work", nargs=2, metavar=("PART", "STAGE"), help=argparse.SUPPRESS)
@@ -84,8 +95,9 @@ def main() -> None:
     figures = {}
     for part in args.parts:
         n = count(args.root, part, 1, args.word_boundaries) - count(args.root, part, 0, args.word_boundaries)
-        figures[part] = {"instructions": n, "per_unit": n / PARTS[part]}
-        print(f"{part:12} {n / PARTS[part] / 1e6:10.2f} M instructions per unit", file=sys.stderr)
+        units = {**PARTS, **SCRIPT_PARTS}[part]
+        figures[part] = {"instructions": n, "per_unit": n / units}
+        print(f"{part:12} {n / units / 1e6:10.2f} M instructions per unit", file=sys.stderr)
     print(json.dumps(figures))
 
 
