@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lorescan
 from lorescan import ChatMessage, Lorebook, Settings
@@ -255,3 +257,20 @@ def test_an_unknown_word_rule_is_a_clear_error() -> None:
     with pytest.raises(lorescan.LorescanError, match="word boundaries 'klingon'") as info:
         lorescan.compile([], word_boundaries="klingon")
     assert info.value.field == "word_boundaries"
+
+
+# -- the automata and the reference path agree ----------------------------------------------------
+
+_ALPHABET = "aAbб Бé\u0301ßS東か고,İıI_1²🐉\u200d\ufe0fσςΣ.ǰ"
+_KEYS = st.text(_ALPHABET, min_size=1, max_size=4).map(str.strip).filter(lambda k: k and not k.startswith("/"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(key=_KEYS, text=st.text(_ALPHABET, max_size=16), cs=st.booleans(), ww=st.booleans())
+def test_the_automata_answer_as_the_reference_path(key: str, text: str, cs: bool, ww: bool) -> None:
+    book = Lorebook.from_entries("b", [{"uid": 0, "key": [key], "content": "x", "caseSensitive": cs,
+                                        "matchWholeWords": ww}])
+    lore = lorescan.compile([book], word_boundaries="unicode")
+    got = lore.activate([ChatMessage(name="U", is_user=True, mes=text)], user_name="U", char_name="C",
+                        settings=Settings(world_info_include_names=False)).activated_keys() == ["b.0"]
+    assert got is match_key_text(text, key, cs, ww, "unicode")
