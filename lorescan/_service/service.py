@@ -98,7 +98,8 @@ class Service:
                 got = with_options(mode_for(version), word_boundaries or cfg.word_boundaries,
                                    cfg.card_book_settings if card_book_settings is None else card_book_settings)
             except LorescanError as exc:
-                raise ServiceError(422, "invalid_request", exc.message, exc.field or "st_version") from None
+                field = "word_boundaries" if exc.field == "word_boundaries" else "st_version"
+                raise ServiceError(422, "invalid_request", exc.message, field) from None
             self._modes[ck] = got
         return got
 
