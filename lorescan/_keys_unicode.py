@@ -15,7 +15,7 @@ from __future__ import annotations
 import ahocorasick
 
 from ._keys import KeyItem, Needles
-from ._match import UNICODE, WORD, edge_checks, fold, key_form, nfc, unicode_word_class
+from ._match import UNICODE, WORD, edge_checks, fold, key_form, nfc, unicode_find_word, unicode_word_class
 
 
 class UnicodeNeedles(Needles):
@@ -44,10 +44,22 @@ class UnicodeNeedles(Needles):
         return list(map(nfc if cs else fold, raws))
 
     def _add_phrase_keys(self, phrases: list[str], cs: bool, ww: bool, cache: dict[object, KeyItem]) -> list[str]:
-        """Whole-word keys with spaces are whole-word needles (the rule checks their edges too)."""
-        if ww:
-            return self._add_bulk(phrases, cs, True, cache)
-        return super()._add_phrase_keys(phrases, cs, ww, cache)
+        """Keys of words and single spaces, found through their longest word as SillyTavern's are (out
+        of the trie); a whole-word one is a phrase needle of its own whose edges are checked (see
+        :meth:`find_phrases`)."""
+        return self._add_bulk(phrases, cs, ww, cache, phrases=True)
+
+    def find_phrases(self, text: str, lowered: str, found: set[int]) -> None:
+        """:meth:`Needles.find_phrases`, a whole-word phrase only where its checked edges do not
+        continue a word."""
+        on, phrase, cs, word, base = self.phrase_on, self.phrase_text, self.phrase_cs, self.word, self.base
+        for tid in found & self.phrase_triggers:
+            pids = on[tid]
+            for pid in ((pids,) if type(pids) is int else pids):  # type: ignore[union-attr]
+                hay = text if pid in cs else lowered
+                checks = word[pid - base]
+                if unicode_find_word(hay, phrase[pid], checks) if checks else phrase[pid] in hay:
+                    found.add(pid)
 
     def add(self, needle: str, cs: bool, word: bool) -> int:
         nid = super().add(needle, cs, word)
@@ -61,9 +73,10 @@ class UnicodeNeedles(Needles):
         too_long = super()._add_bulk(raws, cs, word, cache, phrases)
         if word:
             marks = self.word
-            for text, nid in self.ids.get((cs, True), {}).items():
-                if nid >= start:
-                    marks[nid - self.base] = edge_checks(text)  # type: ignore[call-overload]
+            for text, nid in reversed(self.ids.get((cs, True), {}).items()):   # the new ones are last
+                if nid < start:
+                    break
+                marks[nid - self.base] = edge_checks(text)  # type: ignore[call-overload]
         return too_long
 
     def _collect(self, auto: ahocorasick.Automaton, text: str, found: set[int]) -> None:

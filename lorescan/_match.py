@@ -165,10 +165,11 @@ def unicode_continues_word(text: str, start: int, end: int, key: str | None = No
                 or (checks & 2 and end < len(text) and spaced_word_char(text[end])))
 
 
-def unicode_find_word(haystack: str, needle: str) -> bool:
+def unicode_find_word(haystack: str, needle: str, checks: int | None = None) -> bool:
     """Whether ``needle`` occurs in ``haystack`` (both in comparison form) as a whole word under
-    the unicode rule, keys with spaces included."""
-    checks = edge_checks(needle)
+    the unicode rule, keys with spaces included (``checks``: its :func:`edge_checks`, if known)."""
+    if checks is None:
+        checks = edge_checks(needle)
     n, m = len(haystack), len(needle)
     i = haystack.find(needle)
     while i >= 0:
