@@ -41,6 +41,8 @@ class UnicodeNeedles(Needles):
         return key_form(text, cs)
 
     def _key_texts(self, raws: list[str], cs: bool) -> list[str]:
+        if "".join(raws).isascii():     # the usual book: ASCII keys are their own NFC; lower is fold
+            return raws if cs else list(map(str.lower, raws))
         return list(map(nfc if cs else fold, raws))
 
     def _add_phrase_keys(self, phrases: list[str], cs: bool, ww: bool, cache: dict[object, KeyItem]) -> list[str]:
@@ -76,7 +78,8 @@ class UnicodeNeedles(Needles):
             for text, nid in reversed(self.ids.get((cs, True), {}).items()):   # the new ones are last
                 if nid < start:
                     break
-                marks[nid - self.base] = edge_checks(text)  # type: ignore[call-overload]
+                marks[nid - self.base] = (3 if text.isascii() and text[0].isalnum() and text[-1].isalnum()  # type: ignore[call-overload]
+                                          else edge_checks(text))
         return too_long
 
     def _collect(self, auto: ahocorasick.Automaton, text: str, found: set[int]) -> None:
