@@ -24,8 +24,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PARTS = {"compile10k": 1, "activate10k": 20, "replay10k": 100}   # work -> how many units it times
-#: on request (``--parts``): one activation of the book without regex keys, in Latin or Cyrillic
-#: letters (``benchdata.script_lore``), under the rule ``--word-boundaries`` names; this checkout only
+#: on request (``--parts``): activations of the book without regex keys, in Latin or Cyrillic
+#: letters (``benchdata.script_lore``), under the rule ``--word-boundaries`` names, each on a chat one
+#: message longer (so each scans a message it has not seen); this checkout's benchmarks only
 SCRIPT_PARTS = {"activate10k-latin": 20, "activate10k-cyrillic": 20}
 
 
@@ -48,8 +49,8 @@ def work(root: str, part: str, stage: int, word_boundaries: str = "sillytavern")
 
         script = part.split("-")[1]
         bd.run_script(10_000, script, word_boundaries, True)    # compile and warm
-        for _ in range(SCRIPT_PARTS[part] if stage else 0):
-            bd.run_script(10_000, script, word_boundaries, True)
+        for point in range(bd.ACTIVATE_AT + 1, bd.ACTIVATE_AT + 1 + (SCRIPT_PARTS[part] if stage else 0)):
+            bd.run_script(10_000, script, word_boundaries, True, point)
         return
     names = dict(user_name=gen.USER_NAME, char_name=gen.CHAR_NAME)
     options = {} if word_boundaries == "sillytavern" else {"word_boundaries": word_boundaries}
