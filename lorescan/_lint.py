@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from importlib import resources
@@ -51,7 +52,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "whitespace-key": ("warning", "a whitespace-only key is trimmed to nothing and matches everything"),
     "key-inside-words": ("warning", "with whole-word matching off the key matches inside common words "
                                     "(info for keys longer than 3 characters)"),
-    "word-rule-script": ("info", "a whole-word key that ends in a letter of another script than Latin: "
+    "word-rule-script": ("info", "a whole-word key that starts or ends in a letter of a script other than Latin: "
                                  "SillyTavern's word rule (ASCII) also matches it inside longer words"),
     "duplicate-key": ("info", "the same key triggers two or more entries"),
     "no-keys": ("warning", "an entry with no keys that is not constant can never fire"),
@@ -285,9 +286,11 @@ class _Linter:
                              "check the key's capitalisation, or set caseSensitive: false")
 
     def word_rule_script(self, book: str, ce: CompiledEntry, where: str, text: str) -> None:
-        """A whole-word key with a non-ASCII word character at an edge: SillyTavern's word rule
-        sees no word there, so the key matches inside longer words of its script."""
-        edges = [ch for ch in (text[:1], text[-1:]) if not ch.isascii() and edge_checks(ch)]
+        """A whole-word key with a letter of a spaced script other than Latin at an edge: SillyTavern's
+        word rule sees no word character there, so the key matches inside longer words of its
+        script (an accented Latin edge is left alone: the letters beside it are mostly ASCII)."""
+        edges = [ch for ch in (text[:1], text[-1:])
+                 if not ch.isascii() and edge_checks(ch) and not unicodedata.name(ch, "").startswith("LATIN")]
         if edges:
             self.add("word-rule-script", ce, book, where,
                      f"whole-word key {_j(text)} is decided by {word_rule_words(SILLYTAVERN)}: "

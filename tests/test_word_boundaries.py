@@ -200,10 +200,11 @@ def test_explain_names_sillytaverns_rule_where_it_decides_a_non_ascii_key() -> N
 
 
 def test_lint_reports_keys_sillytaverns_rule_cannot_bound_and_names_the_rule() -> None:
-    book = Lorebook.from_entries("b", [{"uid": 0, "key": ["кот", "cat", "東京", "🐉"], "content": "x",
+    book = Lorebook.from_entries("b", [{"uid": 0, "key": ["кот", "cat", "東京", "🐉", "café", "λόγος"], "content": "x",
                                         "matchWholeWords": True}])
     found = [f for f in lint([book]) if f.code == "word-rule-script"]
-    assert [f.field for f in found] == ["key[0]"]     # Latin is bounded; Han and emoji edges are unchecked
+    # Latin is bounded (an accented edge mostly meets ASCII letters); Han and emoji edges are unchecked
+    assert [f.field for f in found] == ["key[0]", "key[5]"]
     assert "SillyTavern's word rule" in found[0].message and "unicode" in found[0].fix
     assert not [f for f in lint([book], word_boundaries="unicode") if f.code == "word-rule-script"]
 
