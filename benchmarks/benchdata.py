@@ -11,7 +11,9 @@ from __future__ import annotations
 import functools
 import os
 import random
+import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +92,60 @@ def run_baseline(n: int, recursive: bool, point: int = ACTIVATE_AT) -> list[str]
 def expected(n: int, recursive: bool, point: int = ACTIVATE_AT) -> tuple[str, ...]:
     """The baseline's activated keys for that activation (computed once)."""
     return tuple(run_baseline(n, recursive, point))
+
+
+# -- the unicode word rule ------------------------------------------------------------------------
+
+#: ASCII letters to Cyrillic ones, case pairs to case pairs: a book and chat turned into Cyrillic
+#: keep every word, every word boundary (under the unicode rule) and every token count (words)
+_TO_CYRILLIC = str.maketrans("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                             "абвгдежзийклмнопрстуфхцчшщАБВГДЕЖЗИЙКЛМНОПРСТУФХЦЧШЩ")
+_MACRO = re.compile(r"(\{\{[^}]*\}\}|<[A-Z]+>)")
+UNICODE_TOKENIZER = "words"     # counts the same in both scripts (and costs the same: chars4 walks
+                                # non-ASCII text code point by code point)
+
+
+def cyrillic(text: str) -> str:
+    """``text`` in Cyrillic letters, its macros (``{{char}}``, ``<USER>``) left as they are."""
+    return "".join(part if _MACRO.fullmatch(part) else part.translate(_TO_CYRILLIC)
+                   for part in _MACRO.split(text))
+
+
+def _without_regex_keys(entry: dict[str, Any], script: Callable[[str], str]) -> dict[str, Any]:
+    out = dict(entry)
+    for field in ("key", "keysecondary"):
+        out[field] = [script(k) for k in entry.get(field) or [] if not k.startswith("/")]
+    out["content"] = script(entry.get("content") or "")
+    return out
+
+
+@functools.cache
+def script_book(n: int, script: str) -> lorescan.Lorebook:
+    """The ``n``-entry book without its regex keys (JavaScript's ``\\b`` is ASCII), in ``"latin"``
+    or ``"cyrillic"`` letters."""
+    to = cyrillic if script == "cyrillic" else str
+    return lorescan.Lorebook.from_entries(gen.BOOK_NAME, [_without_regex_keys(e, to) for e in entries(n)])
+
+
+@functools.cache
+def script_chat(n: int, script: str) -> tuple[list[lorescan.ChatMessage], str, str]:
+    """The chat, and the user's and character's names, in ``script``."""
+    if script != "cyrillic":
+        return chat(n), gen.USER_NAME, gen.CHAR_NAME
+    msgs = [{**m, "name": cyrillic(m["name"]), "mes": cyrillic(m["mes"])}
+            for m in gen.make_chat(entries(n), CHAT_MESSAGES, SEED)]
+    return gen.chat_messages(msgs), cyrillic(gen.USER_NAME), cyrillic(gen.CHAR_NAME)
+
+
+@functools.cache
+def script_lore(n: int, script: str, word_boundaries: str) -> lorescan.Lore:
+    return lorescan.compile([script_book(n, script)], settings=settings(True), tokenizer=UNICODE_TOKENIZER,
+                            word_boundaries=word_boundaries)
+
+
+def run_script(n: int, script: str, word_boundaries: str, recursive: bool,
+               point: int = ACTIVATE_AT) -> lorescan.ActivationResult:
+    """One activation of the script book under a word rule."""
+    msgs, user, char = script_chat(n, script)
+    return script_lore(n, script, word_boundaries).activate(
+        msgs[:point], settings=settings(recursive), user_name=user, char_name=char, rng=rng(point))

@@ -5,6 +5,7 @@ do not. Each figure is a run of the work minus a run of its set-up alone::
 
     python benchmarks/instructions.py                      # this checkout
     python benchmarks/instructions.py --root ../old-tree   # another checkout (a git worktree)
+    python benchmarks/instructions.py --word-boundaries unicode   # the unicode word rule
 
 The book and chat come from this checkout's ``generate.py`` whatever ``--root`` is, so two trees
 are measured on the same data. Needs valgrind (Debian's ``valgrind`` package).
@@ -23,10 +24,15 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PARTS = {"compile10k": 1, "activate10k": 20, "replay10k": 100}   # work -> how many units it times
+#: on request (``--parts``): activations of the book without regex keys, in Latin or Cyrillic
+#: letters (``benchdata.script_lore``), under the rule ``--word-boundaries`` names, each on a chat one
+#: message longer (so each scans a message it has not seen); this checkout's benchmarks only
+SCRIPT_PARTS = {"activate10k-latin": 20, "activate10k-cyrillic": 20}
 
 
-def work(root: str, part: str, stage: int) -> None:
-    """Set up (stage 0), or set up and do the work (stage 1), importing lorescan from ``root``."""
+def work(root: str, part: str, stage: int, word_boundaries: str = "sillytavern") -> None:
+    """Set up (stage 0), or set up and do the work (stage 1), importing lorescan from ``root``;
+    ``word_boundaries`` other than SillyTavern's is passed to ``compile`` (a checkout that knows it)."""
     sys.path[:0] = [root, str(HERE)]
     import generate as gen
 
@@ -38,12 +44,21 @@ def work(root: str, part: str, stage: int) -> None:
     s_on = Settings(world_info_recursive=True, world_info_depth=40, max_context=32768, world_info_budget=25,
                     world_info_match_whole_words=True)
     chat = gen.chat_messages(gen.make_chat(entries, 300, 0))
+    if part in SCRIPT_PARTS:
+        import benchdata as bd
+
+        script = part.split("-")[1]
+        bd.run_script(10_000, script, word_boundaries, True)    # compile and warm
+        for point in range(bd.ACTIVATE_AT + 1, bd.ACTIVATE_AT + 1 + (SCRIPT_PARTS[part] if stage else 0)):
+            bd.run_script(10_000, script, word_boundaries, True, point)
+        return
     names = dict(user_name=gen.USER_NAME, char_name=gen.CHAR_NAME)
+    options = {} if word_boundaries == "sillytavern" else {"word_boundaries": word_boundaries}
     if part == "compile10k":
         if stage:
-            lorescan.compile([book], settings=s_on)
+            lorescan.compile([book], settings=s_on, **options)
         return
-    lore = lorescan.compile([book], settings=s_on)
+    lore = lorescan.compile([book], settings=s_on, **options)
     lore.activate(chat[:100], settings=s_on, rng=random.Random(1), **names)   # warm
     if stage and part == "activate10k":
         for _ in range(PARTS[part]):
@@ -54,11 +69,12 @@ def work(root: str, part: str, stage: int) -> None:
             timed = lore.activate(chat[:n], settings=s_on, rng=rng, timed=timed, **names).timed
 
 
-def count(root: str, part: str, stage: int) -> int:
+def count(root: str, part: str, stage: int, word_boundaries: str = "sillytavern") -> int:
     # a fixed string hash: set and dict layouts (and so the work) are the same in every run
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-                          __file__, "--work", part, str(stage), "--root", root],
+                          __file__, "--work", part, str(stage), "--root", root,
+                          "--word-boundaries", word_boundaries],
                          capture_output=True, text=True, check=True, env=env).stderr
     m = re.search(r"Collected : (\d+)", out)
     if m is None:
@@ -69,17 +85,20 @@ def count(root: str, part: str, stage: int) -> int:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--root", default=str(HERE.parent), help="the checkout whose lorescan is measured")
-    p.add_argument("--parts", nargs="+", default=list(PARTS), choices=list(PARTS))
+    p.add_argument("--parts", nargs="+", default=list(PARTS), choices=[*PARTS, *SCRIPT_PARTS])
+    p.add_argument("--word-boundaries", default="sillytavern", choices=("sillytavern", "unicode"),
+                   help="the word rule the book is compiled with (default: SillyTavern's)")
     p.add_argument("--work", nargs=2, metavar=("PART", "STAGE"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.work:
-        work(args.root, args.work[0], int(args.work[1]))
+        work(args.root, args.work[0], int(args.work[1]), args.word_boundaries)
         return
     figures = {}
     for part in args.parts:
-        n = count(args.root, part, 1) - count(args.root, part, 0)
-        figures[part] = {"instructions": n, "per_unit": n / PARTS[part]}
-        print(f"{part:12} {n / PARTS[part] / 1e6:10.2f} M instructions per unit", file=sys.stderr)
+        n = count(args.root, part, 1, args.word_boundaries) - count(args.root, part, 0, args.word_boundaries)
+        units = {**PARTS, **SCRIPT_PARTS}[part]
+        figures[part] = {"instructions": n, "per_unit": n / units}
+        print(f"{part:12} {n / units / 1e6:10.2f} M instructions per unit", file=sys.stderr)
     print(json.dumps(figures))
 
 

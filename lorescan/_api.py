@@ -37,14 +37,18 @@ def load(path: str | Path, *, name: str | None = None, v3_decorators: bool = Fal
 
 def compile(books: Sequence[Lorebook], *, compat: str | Mode = "1.18",
             tokenizer: str | TokenCounter = "cl100k", quirks: bool = True,
-            settings: Settings | None = None, cache: bool = False) -> Lore:
+            settings: Settings | None = None, cache: bool = False, word_boundaries: str | None = None,
+            card_book_settings: bool | None = None) -> Lore:
     """Compile lorebooks once, for any number of evaluations (see :meth:`Lore.activate`).
 
     ``compat`` is the SillyTavern version to reproduce, ``tokenizer`` counts budget tokens and
-    ``quirks=False`` corrects SillyTavern's known bugs.
+    ``quirks=False`` corrects SillyTavern's known bugs. Two options go beyond SillyTavern:
+    ``word_boundaries="unicode"`` (whole words in every script) and ``card_book_settings=True``
+    (a character card book's own scan depth, token budget and recursion switch). Left at ``None``
+    they are off (``"sillytavern"``, ``False``), or as a :class:`Mode` given as ``compat`` has them.
     """
     return _compile(books, compat=compat, tokenizer=tokenizer, quirks=quirks, settings=settings,
-                    cache=cache)
+                    cache=cache, word_boundaries=word_boundaries, card_book_settings=card_book_settings)
 
 
 def activate(lore: Lore, request: ActivationRequest | None = None, **fields: Any) -> ActivationResult:

@@ -17,14 +17,15 @@ from typing import Any
 
 from . import _js
 from ._budget import BudgetMeter
+from ._card_book import BookBudgets, apply_card_book_settings
 from ._compile import CompiledEntry, compile_books
 from ._emit import emit
 from ._index import BoundIndex, KeyIndex
 from ._macros import MacroEnv, substitute
 from ._match import MatchMode
-from ._mode import Mode, mode_for
+from ._mode import Mode, mode_for, with_options
 from ._model import GENERATION_TYPES, Activation, ActivationResult, ChatMessage, Lorebook, Settings
-from ._plan import Plan, plan_books
+from ._plan import Plan, card_books_first, plan_books
 from ._request import ActivationRequest
 from ._scan import ScanBuffer, ScanMessages
 from ._select import (
@@ -82,9 +83,10 @@ class Lore:
 
     def __init__(self, books: Sequence[Lorebook], compat: Mode | str = "1.18",
                  tokenizer: str | TokenCounter = "cl100k", quirks: bool = True,
-                 prepare: Settings | None = None) -> None:
+                 prepare: Settings | None = None, word_boundaries: str | None = None,
+                 card_book_settings: bool | None = None) -> None:
         self.books = list(books)
-        self.mode = mode_for(compat, quirks)
+        self.mode = with_options(mode_for(compat, quirks), word_boundaries, card_book_settings)
         self.counter = get_counter(tokenizer)
         self._plans: dict[tuple, Plan] = {}
         self._indexes: dict[MatchMode, KeyIndex] = {}
@@ -95,6 +97,8 @@ class Lore:
             self._compiled = compile_books(self.books)
             self._all = [ce for _, entries in self._compiled for ce in entries]
             self._has_character_books = any(b.scope == "character" for b in self.books)
+            if self.mode.card_book_settings:
+                apply_card_book_settings(self._compiled)
             if prepare is not None:
                 self._key_index(prepare)
                 self._plan(int(prepare.world_info_character_strategy), True, None, None)
@@ -110,16 +114,19 @@ class Lore:
             return plan
         plan = plan_books(self._compiled, len(self._all), self.mode, strategy, has_character, persona_book,
                           extra_books)
+        if self.mode.card_book_settings:
+            plan = card_books_first(plan, self.books)
         self._plans[ck] = plan
         return plan
 
     def _key_index(self, settings: Settings) -> KeyIndex:
         """The names-independent key index for the global case/whole-word settings."""
-        ck = MatchMode.of(bool(settings.world_info_case_sensitive), bool(settings.world_info_match_whole_words))
+        ck = MatchMode.of(bool(settings.world_info_case_sensitive), bool(settings.world_info_match_whole_words),
+                          self.mode.word_boundaries)
         index = self._indexes.get(ck)
         if index is None:
             with _gc_paused():
-                index = self._indexes[ck] = KeyIndex(self._all, ck.case_sensitive, ck.whole_words)
+                index = self._indexes[ck] = KeyIndex(self._all, ck.case_sensitive, ck.whole_words, ck.word_rule)
         return index
 
     def _substituted(self, env: MacroEnv) -> dict[str, str]:
@@ -134,7 +141,8 @@ class Lore:
     def _index(self, env: MacroEnv, settings: Settings) -> BoundIndex:
         """The key index for the global case/whole-word settings, bound to the names in ``env``
         (keys with macros prepared for them; built on the first evaluation with those names)."""
-        ck = MatchMode.of(bool(settings.world_info_case_sensitive), bool(settings.world_info_match_whole_words))
+        ck = MatchMode.of(bool(settings.world_info_case_sensitive), bool(settings.world_info_match_whole_words),
+                          self.mode.word_boundaries)
         bound = self._bound.get((ck, env))
         if bound is None:
             index = self._key_index(settings)
@@ -217,6 +225,8 @@ class _Evaluation:
         self.failed: set[int] = set()     # entries whose probability roll failed
         self.done: set[int] = set()       # the activated entries
         self.substituted = lore._substituted(self.env)
+        #: card books' own token budgets (card_book_settings), or None
+        self.book_budgets = BookBudgets.of(lore.books, lore.counter) if mode.card_book_settings else None
 
     def run(self) -> ActivationResult:
         st = self.st
@@ -290,6 +300,8 @@ class _Evaluation:
                 continue
             content = (substituted.get(ce.content) or self._substitute(ce.content)) if ce.macros else ce.content
             contents[g] = content
+            if self.book_budgets is not None and not self._book_fits(ce, content, meter):
+                continue
             if not add(content, skip and ce.ignore_budget, scan_tokens):
                 meter.overflowed = True
                 meter.overflow_entry = meter.overflow_entry or ce.key
@@ -313,6 +325,14 @@ class _Evaluation:
                 st.activated_group_fields.add(ce.group)
             if tr is not None:
                 tr.activated(ce, count)
+
+    def _book_fits(self, ce: CompiledEntry, content: str, meter: BudgetMeter) -> bool:
+        """Whether the entry fits its card book's own token budget (card_book_settings)."""
+        if self.book_budgets.fits(ce, content, bool(ce.ignore_budget)):  # type: ignore[union-attr]
+            return True
+        if self.st.trace is not None:
+            self.st.trace.budget(ce, "skipped: its card book's token budget is spent", meter)
+        return False
 
     def _next_state(self, state: int, now: list[CompiledEntry], meter: BudgetMeter, levels: list[float]) -> int:
         """The kind of the next pass (0: none), after adding what it scans for recursion."""
@@ -423,7 +443,8 @@ _COMPILED_LOCK = threading.Lock()
 
 def compile(books: Sequence[Lorebook], *, compat: str | Mode = "1.18",
             tokenizer: str | TokenCounter = "cl100k", quirks: bool = True,
-            settings: Settings | None = None, cache: bool = False) -> Lore:
+            settings: Settings | None = None, cache: bool = False, word_boundaries: str | None = None,
+            card_book_settings: bool | None = None) -> Lore:
     """Compile lorebooks once for repeated evaluation.
 
     ``compat`` picks the SillyTavern version to reproduce (``"1.18"`` default, or ``"1.12"``);
@@ -433,6 +454,10 @@ def compile(books: Sequence[Lorebook], *, compat: str | Mode = "1.18",
     other settings build theirs on first use, and keys with macros (``{{char}}``, ``<USER>``) are
     prepared on the first evaluation with a given pair of names.
 
+    ``word_boundaries="unicode"`` matches whole words in every script (and ``card_book_settings=True``
+    applies a character card book's own settings): both go beyond SillyTavern (README: "Beyond
+    SillyTavern").
+
     ``cache=True`` reuses the compiled books when every book was loaded (:func:`lorescan.load`) from
     the same file content as before — for callers that reload the same files. Books edited after
     loading must not be compiled with ``cache=True``.
@@ -441,7 +466,7 @@ def compile(books: Sequence[Lorebook], *, compat: str | Mode = "1.18",
     key = None
     if cache and isinstance(tokenizer, str) and books and all(b.content_hash for b in books):
         key = (tuple((b.content_hash, b.name, b.scope, len(b.entries)) for b in books),
-               compat, tokenizer, quirks)
+               compat, tokenizer, quirks, word_boundaries, card_book_settings)
         with _COMPILED_LOCK:    # compile(cache=True) may be called from several threads
             lore = _COMPILED.get(key)
             if lore is not None:
@@ -449,7 +474,8 @@ def compile(books: Sequence[Lorebook], *, compat: str | Mode = "1.18",
         if lore is not None:
             lore._key_index(prepare)
             return lore
-    lore = Lore(books, compat=compat, tokenizer=tokenizer, quirks=quirks, prepare=prepare)
+    lore = Lore(books, compat=compat, tokenizer=tokenizer, quirks=quirks, prepare=prepare,
+                word_boundaries=word_boundaries, card_book_settings=card_book_settings)
     if key is not None:
         with _COMPILED_LOCK:
             _COMPILED[key] = lore

@@ -23,7 +23,17 @@ from ._engine import Lore
 from ._jsregex import parse_regex_key
 from ._keys import match_key_text
 from ._macros import MacroEnv, substitute
-from ._match import continues_word, word_around
+from ._match import (
+    SILLYTAVERN,
+    UNICODE,
+    continues_word,
+    edge_checks,
+    folded_spans,
+    key_form,
+    unicode_continues_word,
+    word_around,
+    word_rule_words,
+)
 from ._model import GENERATION_TYPES, ActivationResult, Character, ChatMessage, Settings
 from ._scan import MAX_SCAN_DEPTH, ScanMessages
 
@@ -63,6 +73,8 @@ class KeyMatch:
     word: str | None = None
     inside_word: bool = False
     counts: bool = True             # whether SillyTavern counts it as a match
+    length: int | None = None       # the match's length in the text as written, where the word
+                                    # rule compares another form (unicode: NFC, folded)
     within_depth: bool = True
 
 
@@ -304,6 +316,7 @@ class _KeyReport:
         self.ctx, self.ce = ctx, ce
         self.cs = _js.truthy(_js.nullish(ce.case_sensitive, settings.world_info_case_sensitive))
         self.ww = _js.truthy(_js.nullish(ce.match_whole_words, settings.world_info_match_whole_words))
+        self.rule = ctx.lore.mode.word_boundaries     # the word rule whole-word keys match with
         self.primary = [k for k in ce.keys] if isinstance(ce.keys, list) else []
         sec = ce.keys_secondary if isinstance(ce.keys_secondary, list) else []
         self.secondary = sec if ce.selective else []
@@ -317,7 +330,7 @@ class _KeyReport:
         if got is None:
             key = (self.primary if role == "primary" else self.secondary)[i]
             pieces, _ = self.ctx.pieces(self.ce, pas)
-            got = self._memo[ck] = _locate(key, role, pieces, pas, self.ctx.env, self.cs, self.ww)
+            got = self._memo[ck] = _locate(key, role, pieces, pas, self.ctx.env, self.cs, self.ww, self.rule)
         return got
 
     def first_hit(self, role: str, pas: int | None) -> tuple[int, KeyMatch] | None:
@@ -351,12 +364,12 @@ class _KeyReport:
         if hit is not None:
             word = "" if hit.word is None or hit.word == key else (
                 f" inside the word {quote(hit.word)}" if hit.inside_word else f" as {quote(hit.word)}")
-            note = "; whole-word matching is off" if hit.inside_word else ""
+            note = "; whole-word matching is off" if hit.inside_word else self._rule_note(key, hit)
             return f"{name} matched{word} in {hit.where}{note}"
         if found:
             m = found[0]
             return (f"{name} occurs only inside the word {quote(m.word)}, in {m.where}; whole-word matching "
-                    f"is on, so it does not match")
+                    f"is on, so it does not match{self._rule_note(key, m)}")
         _, scanned = self.ctx.pieces(self.ce, pas)
         beyond = self._beyond_depth(key, role, pas)
         if beyond is not None:
@@ -364,15 +377,27 @@ class _KeyReport:
             return (f"{name} occurs only in {beyond.where}, beyond the scan depth of {depth} "
                     f"(pass {pas or 1} scanned {scanned})")
         case = ""
-        if self.cs and _locate(key, role, self.ctx.pieces(self.ce, pas)[0], pas, self.ctx.env, False, self.ww):
+        if self.cs and _locate(key, role, self.ctx.pieces(self.ce, pas)[0], pas, self.ctx.env, False, self.ww,
+                                   self.rule):
             case = "; it occurs in another case, and case-sensitive matching is on"
         return f"{name} does not occur in the text pass {pas or 1} scanned ({scanned}){case}"
+
+    def _rule_note(self, key: str, hit: KeyMatch) -> str:
+        """Which word rule decided a whole-word match, where it matters: always under the unicode
+        rule, and under SillyTavern's for a key with a non-ASCII character at an edge."""
+        if not self.ww or hit.kind != "plain":
+            return ""
+        text = _js.trim(key)
+        if self.rule == SILLYTAVERN and not any(not ch.isascii() and edge_checks(ch) for ch in (text[:1], text[-1:])):
+            return ""
+        return f"; whole words decided by {word_rule_words(self.rule)}"
 
     def _beyond_depth(self, key: str, role: str, pas: int | None) -> KeyMatch | None:
         depth = self.ctx.depth(self.ce, pas)
         start = int(min(depth, MAX_SCAN_DEPTH)) if depth > 0 else 0
         older = self.ctx.older(start)
-        return next((m for m in _locate(key, role, older, pas, self.ctx.env, self.cs, self.ww) if m.counts), None)
+        found = _locate(key, role, older, pas, self.ctx.env, self.cs, self.ww, self.rule)
+        return next((m for m in found if m.counts), None)
 
 
 def _passes(numbers: list[int]) -> str:
@@ -383,7 +408,7 @@ def _passes(numbers: list[int]) -> str:
 
 
 def _locate(key: Any, role: str, pieces: list[_Piece], pas: int | None, env: MacroEnv, cs: bool,
-            ww: bool) -> list[KeyMatch]:
+            ww: bool, rule: str = SILLYTAVERN) -> list[KeyMatch]:
     """The best occurrence of ``key`` in each piece: SillyTavern's match rules, piece by piece."""
     if not isinstance(key, str):
         return []
@@ -401,6 +426,12 @@ def _locate(key: Any, role: str, pieces: list[_Piece], pas: int | None, env: Mac
             continue
         if not needle:
             out.append(KeyMatch(kind="blank", offset=0, word=None, **base))  # type: ignore[arg-type]
+            continue
+        if rule == UNICODE:
+            u = _unicode_occurrence(needle, p.text, cs, ww)
+            if u is not None:
+                out.append(KeyMatch(kind="plain", offset=u[0], word=u[1], inside_word=u[2], counts=u[3],
+                                    length=u[4], **base))  # type: ignore[arg-type]
             continue
         m = _plain_occurrence(needle, p.text, cs, ww)
         if m is not None:
@@ -433,6 +464,28 @@ def _plain_occurrence(needle: str, text: str, cs: bool, ww: bool) -> tuple[int, 
         start = hay.find(pat, start + 1)
     if best is not None and not best[3] and match_key_text(text, needle, cs, ww):
         best = (best[0], best[1], best[2], True)   # SillyTavern's own rule has the last word
+    return best
+
+
+def _unicode_occurrence(needle: str, text: str, cs: bool,
+                        ww: bool) -> tuple[int, str, bool, bool, int] | None:
+    """:func:`_plain_occurrence` under the unicode word rule, with the match's length: looked for in
+    the comparison form (NFC, folded), with offsets and words mapped back to the text as written."""
+    hay, where = folded_spans(text, cs)
+    pat = key_form(needle, cs)
+    best: tuple[int, str, bool, bool, int] | None = None
+    start = hay.find(pat) if pat else -1
+    while start != -1:
+        end = start + len(pat)
+        inside = unicode_continues_word(hay, start, end, pat)
+        s = where[start]
+        e = max(where[end], s + 1)
+        found = (s, word_around(text, s, e), inside, not ww or not inside, e - s)
+        if best is None or (not best[3] and found[3]):
+            best = found
+        if best[3]:
+            break
+        start = hay.find(pat, start + 1)
     return best
 
 

@@ -15,8 +15,9 @@ from typing import Final, Literal
 from . import _js
 from ._compile import CompiledEntry
 from ._keys import MACRO, SKIP, Key, KeyItem, Needles, prepare_items, prepare_macro, register
+from ._keys_unicode import UnicodeNeedles
 from ._macros import MacroEnv
-from ._match import MatchMode
+from ._match import SILLYTAVERN, UNICODE, MatchMode, fold, nfc
 
 
 class Sentinel(enum.Enum):
@@ -34,11 +35,12 @@ _GID = attrgetter("gid")
 _CS, _WW = attrgetter("case_sensitive"), attrgetter("match_whole_words")   # an entry's own modes
 
 
-def _modes(ecs: object, eww: object, case_sensitive: bool, whole_words: bool) -> MatchMode:
+def _modes(ecs: object, eww: object, case_sensitive: bool, whole_words: bool,
+           word_rule: str = SILLYTAVERN) -> MatchMode:
     """An entry's case sensitivity and whole-word matching (``ecs``, ``eww``: its own values)
     ``??`` the settings."""
     return MatchMode.of(case_sensitive if ecs is None else _js.truthy(ecs),
-                        whole_words if eww is None else _js.truthy(eww))
+                        whole_words if eww is None else _js.truthy(eww), word_rule)
 
 
 
@@ -49,15 +51,17 @@ class KeyIndex:
     contain macros are marked and prepared per (user, character) by :meth:`bind`.
     """
 
-    def __init__(self, entries: Sequence[CompiledEntry], case_sensitive: bool, whole_words: bool) -> None:
+    def __init__(self, entries: Sequence[CompiledEntry], case_sensitive: bool, whole_words: bool,
+                 word_rule: str = SILLYTAVERN) -> None:
         self.case_sensitive = case_sensitive
         self.whole_words = whole_words
+        self.word_rule = word_rule
         self.size = len(entries)    # entries[gid] is the entry numbered gid (Lore's list)
         if entries and (entries[0].gid != 0 or entries[-1].gid != self.size - 1):
             raise ValueError("KeyIndex needs every entry, in gid order")
-        self.needles = Needles()
+        self.needles = UnicodeNeedles() if word_rule == UNICODE else Needles()
         #: gid -> its prepared primary / secondary keys (made on first use)
-        default = MatchMode.of(case_sensitive, whole_words)
+        default = MatchMode.of(case_sensitive, whole_words, word_rule)
         self.primary = _LazyKeys(entries, "keys", default, self.needles)
         self.secondary = _LazyKeys(entries, "keys_secondary", default, self.needles)
         self.always: list[int] = []
@@ -75,7 +79,7 @@ class KeyIndex:
             by_mode[default] = list(compress(entries, plain))
             own = list(map(not_, plain))
             for ce, ecs, eww in zip(compress(entries, own), compress(cs_own, own), compress(ww_own, own)):
-                by_mode.setdefault(_modes(ecs, eww, case_sensitive, whole_words), []).append(ce)
+                by_mode.setdefault(_modes(ecs, eww, case_sensitive, whole_words, word_rule), []).append(ce)
         for mode, group in by_mode.items():
             self._add_group(group, mode)
         needles.build()
@@ -148,7 +152,7 @@ class KeyIndex:
     def bind(self, env: MacroEnv) -> BoundIndex:
         """This index with macro keys substituted for ``env`` (the caller keeps it per names: a
         cache here would make a reference cycle, and a dropped book would wait for the collector)."""
-        return BoundIndex(self, env)
+        return (UnicodeBoundIndex if self.word_rule == UNICODE else BoundIndex)(self, env)
 
 
 class _LazyKeys:
@@ -226,7 +230,7 @@ class BoundIndex:
     def __init__(self, main: KeyIndex, env: MacroEnv) -> None:
         self.main = main
         self.env = env
-        over = Needles(base=len(main.needles.word))
+        over = type(main.needles)(base=len(main.needles.word))
         self.primary = main.primary
         self.secondary = main.secondary
         self.always = main.always
@@ -316,6 +320,55 @@ class BoundIndex:
             self.hits_memo.clear()
         self.hits_memo[text] = result
         return result
+
+
+class UnicodeBoundIndex(BoundIndex):
+    """A :class:`BoundIndex` under the unicode word rule: the automata read each piece of text in
+    comparison form (NFC; folded for the case-insensitive automaton). Regex keys are unaffected:
+    they run on the text as written, and their prefilter needles are looked for in its
+    SillyTavern form (lowercase, not normalised) whenever the comparison form differs from it."""
+
+    def hits(self, text: str) -> frozenset[int]:
+        cached = self.hits_memo.get(text)
+        if cached is not None:
+            return cached
+        found: set[int] = set()
+        if text:
+            exact, folded = nfc(text), fold(text)
+            main = self.main.needles
+            main.collect(exact, folded, found)
+            if self.over is not None:
+                self.over.collect(exact, folded, found)
+            if main.phrase_triggers:
+                main.find_phrases(exact, folded, found)
+            if main.literals or (self.over is not None and self.over.literals):  # type: ignore[attr-defined]
+                self._regex_hits(text, exact, folded, found)
+            self.refresh()
+        result = frozenset(found)
+        if len(self.hits_memo) > 20000:
+            self.hits_memo.clear()
+        self.hits_memo[text] = result
+        return result
+
+    def _regex_hits(self, text: str, exact: str, folded: str, found: set[int]) -> None:
+        """Add the regex keys' prefilter needles found in the text's SillyTavern form (lowercase,
+        not normalised: what a regex reads), and the regex needles whose regex matches ``text``."""
+        lowered = _js.lower(text)
+        if exact == text and folded == lowered:
+            trig = set(found)
+        else:
+            trig = set()
+            self.main.needles.collect(text, lowered, trig)
+            if self.over is not None:
+                self.over.collect(text, lowered, trig)
+        for needles in (self.main.needles, self.over):
+            if needles is None:
+                continue
+            found.update(trig & needles.literals)  # type: ignore[attr-defined]
+            if needles.triggers:
+                probe = trig & needles.triggers
+                needles.find_regexes(text, probe, self.main.piece_memo)
+                found.update(probe.difference(trig))
 
 
 class PlainEntry:

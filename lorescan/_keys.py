@@ -23,7 +23,16 @@ import ahocorasick
 from . import _js
 from ._jsregex import JsRegex, parse_regex_key
 from ._macros import MacroEnv, substitute
-from ._match import MatchMode, find_word, is_word_char, regex_key_source
+from ._match import (
+    SILLYTAVERN,
+    UNICODE,
+    MatchMode,
+    find_word,
+    is_word_char,
+    key_form,
+    regex_key_source,
+    unicode_find_word,
+)
 from ._prefilter import required_literals
 
 MARKER = "\x01"
@@ -49,10 +58,11 @@ class Key:
     entry's key list so traces can name the raw key.
     """
 
-    __slots__ = ("kind", "text", "_regex", "raw", "cs", "ww", "nids", "rid")
+    __slots__ = ("kind", "text", "_regex", "raw", "cs", "ww", "nids", "rid", "rule")
 
     def __init__(self, kind: int, raw: str, text: str = "", regex: JsRegex | None = None,
-                 cs: bool = False, ww: bool = False, nids: tuple[int, ...] = ()) -> None:
+                 cs: bool = False, ww: bool = False, nids: tuple[int, ...] = (),
+                 rule: str = SILLYTAVERN) -> None:
         self.kind = kind
         self.raw = raw
         self.text = text
@@ -61,6 +71,7 @@ class Key:
         self.ww = ww
         self.nids = nids        # needles one of which every match contains (a prefilter), or ()
         self.rid = -1           # a regex key's regex needle (see Needles.add_regex), or -1
+        self.rule = rule        # the word rule its plain text matches with
 
     @property
     def regex(self) -> JsRegex | None:
@@ -70,11 +81,15 @@ class Key:
         return self._regex or None
 
 
-def match_key_text(haystack: str, needle: str, case_sensitive: bool, whole_words: bool) -> bool:
-    """SillyTavern's ``matchKeys`` on a full scan text (the slow reference path)."""
+def match_key_text(haystack: str, needle: str, case_sensitive: bool, whole_words: bool,
+                   rule: str = SILLYTAVERN) -> bool:
+    """SillyTavern's ``matchKeys`` on a full scan text (the slow reference path); ``rule`` is the
+    word rule (:data:`~lorescan._match.WORD_RULES`) plain keys match with."""
     rx = parse_regex_key(needle)
     if rx is not None:
         return rx.test(haystack)
+    if rule == UNICODE:
+        return match_key_unicode(haystack, needle, case_sensitive, whole_words)
     if not case_sensitive:
         haystack = _js.lower(haystack)
         needle = _js.lower(needle)
@@ -83,6 +98,14 @@ def match_key_text(haystack: str, needle: str, case_sensitive: bool, whole_words
             return needle in haystack
         return find_word(haystack, needle)
     return needle in haystack
+
+
+def match_key_unicode(haystack: str, needle: str, case_sensitive: bool, whole_words: bool) -> bool:
+    """A plain key under the unicode word rule: both texts in comparison form (NFC, and full case
+    folding unless case-sensitive); whole words at the edges :func:`~lorescan._match.edge_checks`
+    picks, keys with spaces included."""
+    haystack, needle = key_form(haystack, case_sensitive), key_form(needle, case_sensitive)
+    return unicode_find_word(haystack, needle) if whole_words else needle in haystack
 
 
 KeyItem = int | Key
@@ -99,7 +122,12 @@ class Needles:
 
     An automaton maps each needle text to its id, or to a tuple of ids when the same text is
     needed both as a whole word and as a substring; ``word`` and ``length`` are per id.
+    The word rule's hooks (``rule``, :meth:`key_text`, ``whole_phrases``) are SillyTavern's here;
+    :class:`lorescan._keys_unicode.UnicodeNeedles` has the unicode rule's.
     """
+
+    rule = SILLYTAVERN
+    whole_phrases = False       # whether a key with spaces is matched as whole words too
 
     def __init__(self, base: int = 0) -> None:
         self.base = base
@@ -165,10 +193,27 @@ class Needles:
             phrases = [r for r in rest if type(r) is str and _PHRASE(r)]
         cache: dict[object, KeyItem] = {raw: _prepare_raw(raw, mode, self) for raw in rest.difference(phrases)}
         too_long = self._add_bulk(words, cs, ww, cache)
-        too_long += self._add_bulk(phrases, cs, False, cache, phrases=True)
+        too_long += self._add_phrase_keys(phrases, cs, ww, cache)
         for raw in too_long:
             cache[raw] = _prepare_raw(raw, mode, self)
         return cache
+
+    def add_literal(self, text: str) -> int:
+        """A regex key's prefilter needle (case-folded, a substring)."""
+        return self.add(text, False, False)
+
+    def key_text(self, text: str, cs: bool) -> str:
+        """A key's needle text: as it is when case-sensitive, else lowercase."""
+        return text if cs else text.lower()
+
+    def _key_texts(self, raws: list[str], cs: bool) -> list[str]:
+        """:meth:`key_text` of many keys."""
+        return raws if cs else list(map(str.lower, raws))
+
+    def _add_phrase_keys(self, phrases: list[str], cs: bool, ww: bool, cache: dict[object, KeyItem]) -> list[str]:
+        """Keys of words and single spaces: substrings found through their longest word (SillyTavern
+        never matches a key with a space as a whole word)."""
+        return self._add_bulk(phrases, cs, False, cache, phrases=True)
 
     def _add_bulk(self, raws: list[str], cs: bool, word: bool, cache: dict[object, KeyItem],
                   phrases: bool = False) -> list[str]:
@@ -176,7 +221,7 @@ class Needles:
         and single spaces) are not put in the automata but found through their longest word (see
         :meth:`find_phrases`): their own trie nodes would be most of the trie. Returns the raw keys
         left out, longer than :data:`MAX_NEEDLE`."""
-        texts = raws if cs else list(map(str.lower, raws))
+        texts = self._key_texts(raws, cs)
         too_long: list[str] = []
         if max(map(len, texts), default=0) > MAX_NEEDLE:
             keep = [len(t) <= MAX_NEEDLE for t in texts]
@@ -328,21 +373,22 @@ def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: Needles) -> Key
                 low = text.lower()
                 if not any(lit in low for lit in lits):
                     lits = (*lits, _text_needle(low, lits))
-                nids = tuple(needles.add(lit[:MAX_NEEDLE], False, False) for lit in lits)   # a start of
+                nids = tuple(needles.add_literal(lit[:MAX_NEEDLE]) for lit in lits)   # a start of
                 # a literal is found wherever the literal is
-            key = Key(REGEX, sub, text, cs=cs, ww=ww, nids=nids)
+            key = Key(REGEX, sub, text, cs=cs, ww=ww, nids=nids, rule=needles.rule)
             if nids:
                 key.rid = needles.add_regex(key)
             return key
-    needle = text if cs else text.lower()
+    needle = needles.key_text(text, cs)
     if not needle:
         return Key(EMPTY, sub, text)
     if MARKER in needle:
-        return Key(SLOW, sub, text, cs=cs, ww=ww)
+        return Key(SLOW, sub, text, cs=cs, ww=ww, rule=needles.rule)
     if len(needle) > MAX_NEEDLE:    # searched in the scan text, where its start is found
-        return Key(SLOW, sub, text, cs=cs, ww=ww, nids=(needles.add(needle[:MAX_NEEDLE], cs, False),))
+        return Key(SLOW, sub, text, cs=cs, ww=ww, nids=(needles.add(needle[:MAX_NEEDLE], cs, False),),
+                   rule=needles.rule)
     # A trimmed needle splits on /\s+/ into more than one piece exactly when it holds whitespace.
-    return needles.add(needle, cs, ww and _WHITESPACE.search(needle) is None)
+    return needles.add(needle, cs, ww and (needles.whole_phrases or _WHITESPACE.search(needle) is None))
 
 
 def _text_needle(low: str, lits: tuple[str, ...]) -> str:

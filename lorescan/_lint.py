@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from importlib import resources
@@ -23,8 +24,16 @@ from ._jsregex import JsRegex, JsRegexSyntaxError, parse_regex_key
 from ._lint_types import CODES as TYPE_CODES
 from ._lint_types import type_findings
 from ._macros import MacroEnv, substitute
-from ._match import LOOKS_LIKE_REGEX, REGEX_KEY, split_regex_key
-from ._mode import mode_for
+from ._match import (
+    LOOKS_LIKE_REGEX,
+    REGEX_KEY,
+    SILLYTAVERN,
+    UNICODE,
+    edge_checks,
+    split_regex_key,
+    word_rule_words,
+)
+from ._mode import mode_for, with_options
 from ._model import GENERATION_TYPES, Lorebook, Settings
 from ._redos import bound, catastrophic
 from ._tokens import TOKENIZERS, TokenCounter, get_counter
@@ -43,6 +52,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "whitespace-key": ("warning", "a whitespace-only key is trimmed to nothing and matches everything"),
     "key-inside-words": ("warning", "with whole-word matching off the key matches inside common words "
                                     "(info for keys longer than 3 characters)"),
+    "word-rule-script": ("info", "a whole-word key that starts or ends in a letter of a script other than Latin: "
+                                 "SillyTavern's word rule (ASCII) also matches it inside longer words"),
     "duplicate-key": ("info", "the same key triggers two or more entries"),
     "no-keys": ("warning", "an entry with no keys that is not constant can never fire"),
     "disabled": ("info", "the entry is disabled"),
@@ -156,9 +167,10 @@ def regex_problem(text: str) -> str | None:
 
 class _Linter:
     def __init__(self, books: list[Lorebook], settings: Settings | None, compat: str,
-                 tokenizer: str | TokenCounter) -> None:
+                 tokenizer: str | TokenCounter, word_boundaries: str = SILLYTAVERN) -> None:
 
         self.books = books
+        self.word_rule = with_options(mode_for(compat), word_boundaries).word_boundaries
         self.explicit_settings = settings is not None
         self.settings = settings or Settings()
         self.mode = mode_for(compat)
@@ -263,6 +275,8 @@ class _Linter:
                              "is off", "set matchWholeWords: true on this entry, or use a regex key like "
                              f"/\\b{re.escape(text)}\\b/{'' if cs else 'i'}",
                              None if len(text) <= 3 else "info")
+            if ww and self.word_rule == SILLYTAVERN:
+                self.word_rule_script(book, ce, where, text)
             if not secondary and cs:
                 content = ce.content
                 if text not in content and _js.lower(text) in _js.lower(content):
@@ -270,6 +284,20 @@ class _Linter:
                              f"case-sensitive key {_j(text)} appears in the entry's own content only in another "
                              "case, so text like it (recursion included) does not match",
                              "check the key's capitalisation, or set caseSensitive: false")
+
+    def word_rule_script(self, book: str, ce: CompiledEntry, where: str, text: str) -> None:
+        """A whole-word key with a letter of a spaced script other than Latin at an edge: SillyTavern's
+        word rule sees no word character there, so the key matches inside longer words of its
+        script (an accented Latin edge is left alone: the letters beside it are mostly ASCII)."""
+        edges = [ch for ch in (text[:1], text[-1:])
+                 if not ch.isascii() and edge_checks(ch) and not unicodedata.name(ch, "").startswith("LATIN")]
+        if edges:
+            self.add("word-rule-script", ce, book, where,
+                     f"whole-word key {_j(text)} is decided by {word_rule_words(SILLYTAVERN)}: "
+                     f"{_j(edges[0])} is not a word character to it, so the key also matches where it is only "
+                     "the start or the end of a longer word",
+                     "compile with word_boundaries=\"unicode\" (--word-boundaries unicode), which decides "
+                     "with " + word_rule_words(UNICODE))
 
     def regex(self, book: str, ce: CompiledEntry, where: str, raw: str, rx: JsRegex | None) -> None:
         if rx is None:
@@ -456,13 +484,15 @@ def _strict(value: Any, number: int) -> bool:
 
 
 def lint(books: list[Lorebook], settings: Settings | None = None, compat: str = "1.18",
-         tokenizer: str | TokenCounter = "cl100k") -> list[Finding]:
+         tokenizer: str | TokenCounter = "cl100k", word_boundaries: str = SILLYTAVERN) -> list[Finding]:
     """Every finding for ``books`` (loaded together), in book and scan order.
 
     ``settings`` supplies the global case/whole-word defaults, recursion and the budget
-    (SillyTavern's module defaults when ``None``); ``tokenizer`` counts the budget check's tokens.
+    (SillyTavern's module defaults when ``None``); ``tokenizer`` counts the budget check's tokens;
+    ``word_boundaries`` is the word rule the books are compiled with (``"unicode"``: no
+    ``word-rule-script`` findings, as that rule sees those words).
     """
-    return _Linter(list(books), settings, compat, tokenizer).run()
+    return _Linter(list(books), settings, compat, tokenizer, word_boundaries).run()
 
 
 def worst(findings: list[Finding]) -> Severity | None:

@@ -40,6 +40,10 @@ class Mode:
     group_field_equality: bool = True   # "group already activated" compares whole ``group`` fields
     sticky_cooldown_wipe: bool = True   # a sticky group member on cooldown is removed all the same
     min_depth_overshoot: bool = True    # min-activations widening goes one past its maximum
+    # -- beyond SillyTavern (README: "Beyond SillyTavern"), off unless asked for ----------------
+    word_boundaries: str = "sillytavern"  # the whole-word rule: "sillytavern" (ASCII) or "unicode"
+    card_book_settings: bool = False    # a card book's scan_depth, token_budget and
+                                        # recursive_scanning apply to its entries, and it reads first
 
     @property
     def quirks(self) -> bool:
@@ -55,8 +59,12 @@ class Mode:
 #: The fields of :class:`Mode` that reproduce SillyTavern's known bugs.
 QUIRKS = ("splice_bug", "group_field_equality", "sticky_cooldown_wipe", "min_depth_overshoot")
 
+#: The fields of :class:`Mode` that go beyond SillyTavern (any version), off by default.
+OPTIONS = ("word_boundaries", "card_book_settings")
+
 #: What 1.18 added: off for 1.12.6.
-_SINCE_1_18 = tuple(f.name for f in fields(Mode) if f.name != "version" and f.name not in QUIRKS)
+_SINCE_1_18 = tuple(f.name for f in fields(Mode)
+                    if f.name != "version" and f.name not in QUIRKS and f.name not in OPTIONS)
 
 #: Every version name lorescan accepts, with the behaviour it selects. SillyTavern 1.19.0's
 #: activation is 1.18.0's (its only change in ``checkWorldInfo`` is a faster candidate sort that
@@ -86,6 +94,23 @@ def version_names() -> str:
     return ", ".join(VERSIONS)
 
 
+def with_options(mode: Mode, word_boundaries: str | None = None, card_book_settings: bool | None = None) -> Mode:
+    """``mode`` with the options beyond SillyTavern set (``None``: as it is); a clear error for an
+    unknown word rule."""
+    from ._match import WORD_RULES
+
+    changes: dict[str, Any] = {}
+    if word_boundaries is not None:
+        rule = str(word_boundaries).strip().lower()
+        if rule not in WORD_RULES:
+            raise LorescanError(f"unknown word boundaries {str(word_boundaries)!r} (accepted: {', '.join(WORD_RULES)})",
+                                field="word_boundaries")
+        changes["word_boundaries"] = rule
+    if card_book_settings is not None:
+        changes["card_book_settings"] = bool(card_book_settings)
+    return replace(mode, **changes) if changes else mode
+
+
 def mode_for(version: str | Mode = "1.18", quirks: bool = True) -> Mode:
     """The mode for a SillyTavern version: ``"1.12"`` / ``"1.12.6"``, or ``"1.18"`` / ``"1.18.0"`` /
     ``"1.19"`` / ``"1.19.0"`` (1.19.0 activates exactly as 1.18.0 does). A :class:`Mode` is
@@ -96,7 +121,8 @@ def mode_for(version: str | Mode = "1.18", quirks: bool = True) -> Mode:
     if isinstance(version, Mode):
         return version
     if version_mode(version) == "1.12":
-        mode = Mode(version="1.12", **{name: False for name in _SINCE_1_18})
+        off: dict[str, Any] = {name: False for name in _SINCE_1_18}
+        mode = Mode(version="1.12", **off)
     else:
         mode = Mode()
     return mode if quirks else mode.with_quirks(False)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from operator import attrgetter
 
 from . import _js
+from ._card_book import card_book_names
 from ._compile import CompiledEntry
 from ._mode import Mode
 from ._model import Lorebook
@@ -60,6 +61,17 @@ class Plan:
                 got.setdefault(ce.key, ce)
             self._by_key = got
         return got
+
+
+def card_books_first(plan: Plan, books: Sequence[Lorebook]) -> Plan:
+    """``plan`` with the entries of the character books loaded from a card moved first, in their
+    order (card_book_settings: the card's book is used first, world books fill the budget it
+    leaves); the plan itself when no card book takes part."""
+    names = card_book_names(books)
+    first = [ce for ce in plan.entries if ce.book in names]
+    if not first or len(first) == len(plan.entries):
+        return plan
+    return Plan(first + [ce for ce in plan.entries if ce.book not in names], len(plan.pos))
 
 
 def descending(entries: list[CompiledEntry]) -> list[CompiledEntry]:

@@ -219,13 +219,13 @@ class ScanBuffer:
                 else:
                     hay = self.text(depth, with_recursion, ce.match_fields)
                     if rx is None:  # not a valid JavaScript regex: SillyTavern matches it as plain text
-                        got = match_key_text(hay, rk.text, rk.cs, rk.ww)
+                        got = match_key_text(hay, rk.text, rk.cs, rk.ww, rk.rule)
                     else:
                         got = rx.test(hay)
                 self._regex_cache[ck] = got
             return got
         hay = self.text(depth, with_recursion, ce.match_fields)
-        return match_key_text(hay, rk.text, rk.cs, rk.ww)
+        return match_key_text(hay, rk.text, rk.cs, rk.ww, rk.rule)
 
     def regex_piecewise(self, key: Key, rx: JsRegex, depth: float, with_recursion: bool,
                         fields: tuple[str, ...]) -> bool:

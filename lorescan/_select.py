@@ -447,8 +447,9 @@ def score(st: EvalState, ce: CompiledEntry, state: int) -> int:
     ww = _js.truthy(_js.nullish(ce.match_whole_words, st.settings.world_info_match_whole_words))
     keys = ce.keys if isinstance(ce.keys, list) else []
     sec = ce.keys_secondary if isinstance(ce.keys_secondary, list) else []
-    primary = sum(1 for k in keys if isinstance(k, str) and match_key_text(hay, k, cs, ww))
-    secondary = sum(1 for k in sec if isinstance(k, str) and match_key_text(hay, k, cs, ww))
+    rule = st.mode.word_boundaries
+    primary = sum(1 for k in keys if isinstance(k, str) and match_key_text(hay, k, cs, ww, rule))
+    secondary = sum(1 for k in sec if isinstance(k, str) and match_key_text(hay, k, cs, ww, rule))
     if not keys:
         return 0
     if sec:

@@ -20,6 +20,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .common import add_match_args
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="benchmark lorescan against the straightforward algorithm",
@@ -41,6 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="runs of the (slow) baseline (default: min(R, 3)); 0 skips it")
     p.add_argument("--tokenizer", default="cl100k", help="budget token counter (default: cl100k)")
     p.add_argument("--seed", type=int, default=0, help="generator seed (default: 0)")
+    add_match_args(p, card_books=False)
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.set_defaults(func=run)
 
@@ -106,9 +109,11 @@ def measure(n: int, args: argparse.Namespace, gen: ModuleType, base_mod: ModuleT
     out: dict[str, Any] = {"entries": n, "messages": args.messages, "depth": args.depth}
 
     progress(f"{n} entries: compile")
-    out["compile"], lore = _time(lambda: lorescan.compile([book], settings=s_on, tokenizer=args.tokenizer),
+    out["compile"], lore = _time(lambda: lorescan.compile([book], settings=s_on, tokenizer=args.tokenizer,
+                                                            word_boundaries=args.word_boundaries),
                                  args.rounds)
-    out["memory"] = _memory(lambda: lorescan.compile([book], settings=s_on, tokenizer=args.tokenizer))
+    out["memory"] = _memory(lambda: lorescan.compile([book], settings=s_on, tokenizer=args.tokenizer,
+                                                            word_boundaries=args.word_boundaries))
     chat = gen.chat_messages(gen.make_chat(entries, args.messages, args.seed))
     results = {}
     for label, s in (("activate_flat", s_off), ("activate_recursive", s_on)):
@@ -126,7 +131,8 @@ def measure(n: int, args: argparse.Namespace, gen: ModuleType, base_mod: ModuleT
         for _ in range(max(1, args.rounds)):
             # a replay in progress: a fresh book replays the generations before, untimed, then
             # the last ones are timed (each meets new messages and its own recursion texts)
-            fresh = lorescan.compile([book], settings=s_on, tokenizer=args.tokenizer)
+            fresh = lorescan.compile([book], settings=s_on, tokenizer=args.tokenizer,
+                                                            word_boundaries=args.word_boundaries)
             rng, timed = random.Random(2), None
             for g in replay(fresh, chat, settings=s_on, rng=rng, points=head, **names):
                 timed = g.result.timed

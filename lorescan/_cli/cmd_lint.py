@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import add_version_arg
+from .common import add_match_args, add_version_arg
 from .render import Table
 
 
@@ -24,6 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_version_arg(p, "1.18", "SillyTavern version to check against")
     p.add_argument("--tokenizer", default=None,
                    help="token counter for the budget check: cl100k (default), cl100k-chat, chars4, words")
+    add_match_args(p, card_books=False)
     p.add_argument("--json", action="store_true",
                    help="print the findings as a JSON list of {code, severity, book, uid, field, message, fix}")
     p.set_defaults(func=run)
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         books.extend(loaded.books)
     settings, tokenizer = read_settings(args.settings)
     findings = lint(books, settings if args.settings else None, compat=args.st_version,
-                    tokenizer=args.tokenizer or tokenizer or "cl100k")
+                    tokenizer=args.tokenizer or tokenizer or "cl100k", word_boundaries=args.word_boundaries)
     errors = sum(1 for f in findings if f.severity == "error")
     if args.json:
         print(json.dumps([f.to_json() for f in findings], ensure_ascii=False, indent=2))

@@ -42,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
             if m.piece == "message" and m.counts and m.offset is not None and m.word is not None \
                     and m.kind != "blank":
                 start = trimmed_at + m.offset
-                length = len(m.word) if m.kind == "regex" else len(m.key.strip())
+                length = len(m.word) if m.kind == "regex" else m.length if m.length is not None \
+                    else len(m.key.strip())
                 hits.append({"key": m.key, "role": m.role, "offset": start, "match": m.word,
                              "inside_word": m.inside_word})
                 spans.append((start, start + length))

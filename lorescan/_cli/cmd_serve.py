@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from .._errors import LorescanError
+from .common import add_match_args
 
 SERVE_MODULES = ("fastapi", "uvicorn", "prometheus_client", "httpx")
 
@@ -72,6 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"after that (default {DEFAULT_UPSTREAM_TIMEOUT:g})")
     p.add_argument("--list-plugins", action="store_true",
                    help="list the proxy's plugins (entry-point group lorescan.plugins) and exit")
+    add_match_args(p)
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"),
                    help="server log level (default info)")
     p.set_defaults(func=run)
@@ -159,7 +161,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = ServiceConfig(data_dir=data, token=token, max_body_mb=args.max_body_mb, cache_mb=args.cache_mb,
                                workers=args.workers, cors_origins=tuple(args.cors), owns_process=True,
-                               upstream=upstream, upstream_key=key, upstream_timeout=args.upstream_timeout)
+                               upstream=upstream, upstream_key=key, upstream_timeout=args.upstream_timeout,
+                               word_boundaries=args.word_boundaries, card_book_settings=args.card_book_settings)
         app = create_app(config)
     except (OSError, sqlite3.Error) as exc:
         raise LorescanError(f"cannot open the store: {getattr(exc, 'strerror', None) or exc}",

@@ -9,7 +9,8 @@ import sys
 from .._errors import LorescanError
 from .._inputs import Inputs, load_inputs, read_settings
 
-__all__ = ["Inputs", "add_book_args", "add_version_arg", "open_inputs", "read_settings", "st_version"]
+__all__ = ["Inputs", "add_book_args", "add_match_args", "add_version_arg", "open_inputs", "read_settings",
+           "st_version"]
 
 
 def st_version(value: str) -> str:
@@ -29,6 +30,19 @@ def add_version_arg(p: argparse.ArgumentParser, default: str | None, what: str) 
         f"{what}: 1.18, 1.18.0, 1.19 or 1.19.0"
     p.add_argument("--st-version", dest="st_version", default=default, type=st_version, metavar="VERSION",
                    help=f"{first} (SillyTavern 1.18.0 and 1.19.0 activate alike), or 1.12 / 1.12.6")
+
+
+def add_match_args(p: argparse.ArgumentParser, card_books: bool = True) -> None:
+    """``--word-boundaries`` and ``--card-book-settings``: matching beyond SillyTavern (off by default)."""
+    from .._match import WORD_RULES
+
+    p.add_argument("--word-boundaries", dest="word_boundaries", choices=WORD_RULES, default="sillytavern",
+                   help="the whole-word rule: sillytavern (default: ASCII word characters, as SillyTavern) or "
+                        "unicode (letters, marks and digits of every script; beyond SillyTavern)")
+    if card_books:
+        p.add_argument("--card-book-settings", dest="card_book_settings", action="store_true",
+                       help="apply a character card book's own scan_depth, token_budget and recursive_scanning, "
+                            "and read it first (beyond SillyTavern, which ignores them)")
 
 
 def add_book_args(p: argparse.ArgumentParser, chat: bool = True, chat_required: bool = True) -> None:
@@ -56,6 +70,7 @@ def add_book_args(p: argparse.ArgumentParser, chat: bool = True, chat_required: 
     p.add_argument("--no-quirks", dest="quirks", action="store_false",
                    help="correct SillyTavern's known bugs instead of reproducing them")
     p.add_argument("--seed", type=int, default=0, help="seed for probability and group rolls (default 0)")
+    add_match_args(p)
 
 
 def open_inputs(args: argparse.Namespace, need_chat: bool = True) -> Inputs:
@@ -64,7 +79,8 @@ def open_inputs(args: argparse.Namespace, need_chat: bool = True) -> Inputs:
     inputs = load_inputs(args.books, getattr(args, "chat", None), getattr(args, "settings", None),
                          user_name=args.user_name, char_name=args.char_name, st_version=args.st_version,
                          tokenizer=getattr(args, "tokenizer", None), quirks=args.quirks, seed=args.seed,
-                         need_chat=need_chat)
+                         need_chat=need_chat, word_boundaries=getattr(args, "word_boundaries", None),
+                         card_book_settings=getattr(args, "card_book_settings", None))
     for note in inputs.warnings:
         print(f"lorescan: warning: {note}", file=sys.stderr)
     if getattr(args, "owns_process", False):

@@ -42,6 +42,8 @@ class ServiceConfig:
     ``/v1``) the proxy forwards chat completions to (``None``: no proxy); ``upstream_key``: the key
     it sends there (``None``: the client's own ``Authorization``), never shown in a repr;
     ``upstream_timeout``: seconds to wait for the upstream to connect, answer or send the next chunk.
+    ``word_boundaries`` and ``card_book_settings``: the matching options beyond SillyTavern every
+    activation uses unless its body sets its own.
     """
 
     data_dir: Path
@@ -54,6 +56,8 @@ class ServiceConfig:
     upstream: str | None = None
     upstream_key: str | None = field(default=None, repr=False)
     upstream_timeout: float = DEFAULT_UPSTREAM_TIMEOUT
+    word_boundaries: str = "sillytavern"
+    card_book_settings: bool = False
 
     @property
     def store_path(self) -> Path:

@@ -156,10 +156,16 @@ class ActivateBody(_Strict):
                                   "occur in it, or they are constant, sticky, forced, delayed or cooling down) "
                                   "and these <book>.<uid> keys, explained even when no key matched; keeps the "
                                   "trace of a large book small and fast (default: every entry)")
+    word_boundaries: str | None = Field(default=None, description="beyond SillyTavern: \"unicode\" matches whole "
+                                        "words in every script (default: the service's setting, \"sillytavern\")")
+    card_book_settings: bool | None = Field(default=None, description="beyond SillyTavern: a character card book's "
+                                            "own scan_depth, token_budget and recursive_scanning apply "
+                                            "(default: the service's setting, off)")
 
 
 #: the fields the scenario reader does not know
-SERVICE_FIELDS = ("stored_books", "seed", "session", "trace", "trace_focus", "description")
+SERVICE_FIELDS = ("stored_books", "seed", "session", "trace", "trace_focus", "description", "word_boundaries",
+                  "card_book_settings")
 
 
 class BookReply(BaseModel):

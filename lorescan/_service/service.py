@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 from fastapi import Response
 
 from .._errors import LorescanError
-from .._mode import Mode, mode_for
+from .._mode import Mode, mode_for, with_options
 from .cache import CompiledCache
 from .config import ServiceConfig
 from .errors import ServiceError
@@ -85,17 +85,22 @@ class Service:
         self.cache = CompiledCache(config.cache_bytes, self.compile_pool, self.metrics,
                                    freeze=config.owns_process)
         self.session_locks = SessionLocks()
-        self._modes: dict[str, Mode] = {}
+        self._modes: dict[tuple[str, str | None, bool | None], Mode] = {}
 
-    def mode(self, version: str) -> Mode:
-        """The mode for a request's ``st_version`` (422 naming the field for an unknown one)."""
-        got = self._modes.get(version)
+    def mode(self, version: str, word_boundaries: str | None = None, card_book_settings: bool | None = None) -> Mode:
+        """The mode for a request's ``st_version`` and matching options (``None``: the service's
+        setting); 422 naming the field for an unknown value."""
+        ck = (version, word_boundaries, card_book_settings)
+        got = self._modes.get(ck)
         if got is None:
+            cfg = self.config
             try:
-                got = mode_for(version)
+                got = with_options(mode_for(version), word_boundaries or cfg.word_boundaries,
+                                   cfg.card_book_settings if card_book_settings is None else card_book_settings)
             except LorescanError as exc:
-                raise ServiceError(422, "invalid_request", exc.message, "st_version") from None
-            self._modes[version] = got
+                field = "word_boundaries" if exc.field == "word_boundaries" else "st_version"
+                raise ServiceError(422, "invalid_request", exc.message, field) from None
+            self._modes[ck] = got
         return got
 
     async def run_io(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
