@@ -66,7 +66,7 @@ def pass_order(st: EvalState, static: AbstractSet[int], done: AbstractSet[int],
     (``static``, and those found in recursion text), constants, sticky and forced entries, less
     those the gates reject whatever their keys: activated (``done``), failed a roll (forced ones
     re-roll in 1.18), delayed, on cooldown and not sticky. A trace explains every entry, so then
-    every entry is a candidate."""
+    every entry is a candidate. A tally (``st.tally``) gets the candidates delay and cooldown keep out."""
     timed, forced, tally = st.timed, st.forced, st.tally
     if st.trace is not None and tally is None:
         return range(len(st.plan.entries))
