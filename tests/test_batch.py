@@ -254,6 +254,31 @@ def test_batch_flags_need_chats_and_single_replay_is_unchanged(tmp_path: Path,
     assert rc == 2 and err.strip().endswith("nope: no such file or directory")
 
 
+def test_a_tally_changes_no_result_and_names_what_was_held_back() -> None:
+    import random
+
+    from lorescan import ChatMessage, Lorebook, compile
+    from lorescan._replay import Session, generation_points
+    from lorescan._results import result_json
+    from lorescan._tally import Tally
+
+    from .batch_helpers import LINES
+
+    lore = compile([Lorebook.from_entries("lore", ENTRIES)], tokenizer="chars4")
+    messages = [ChatMessage(name="Ann" if i % 2 else "Bo", is_user=bool(i % 2), mes=t) for i, t in enumerate(LINES)]
+    plain, tallied = (Session(lore, settings=Settings(**SETTINGS), rng=random.Random(1)) for _ in range(2))
+    plain.append(*messages)
+    tallied.append(*messages)
+    held = []
+    for index in generation_points(messages):
+        t = Tally()
+        a, b = plain.activate(upto=index), tallied.activate(upto=index, tally=t)
+        assert result_json(a) == result_json(b) and a.timed == b.timed
+        held.append({k: sorted(v) for k, v in t.as_dict().items() if v})
+    assert held == [{"probability": ["lore.1"]}, {"group": ["lore.6"]},
+                    {"cooldown": ["lore.3"], "delay": ["lore.4"]}, {"budget": ["lore.7"]}]
+
+
 def test_merge_is_order_free_and_budget_bins() -> None:
     a, b = ag.Aggregate(), ag.Aggregate()
     a.entries["x"] = [1, 1, 3, 3, 0, 0, 0, 0, 0, 7]
