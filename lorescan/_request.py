@@ -32,7 +32,7 @@ class ActivationRequest(BaseModel):
     step in the result.
     """
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", arbitrary_types_allowed=True)
 
     chat: Sequence[ChatMessage] = Field(default_factory=list)
     settings: Settings = Field(default_factory=Settings)

