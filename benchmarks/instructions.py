@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-PARTS = {"compile10k": 1, "activate10k": 20, "replay10k": 100}   # work -> how many units it times
+PARTS = {"compile10k": 1, "activate10k": 20, "replay10k": 100, "cold10k": 5}   # work -> how many units it times
 
 
 def work(root: str, part: str, stage: int) -> None:
@@ -47,6 +47,12 @@ def work(root: str, part: str, stage: int) -> None:
     lore.activate(chat[:100], settings=s_on, rng=random.Random(1), **names)   # warm
     if stage and part == "activate10k":
         for _ in range(PARTS[part]):
+            lore.activate(chat[:100], settings=s_on, rng=random.Random(1), **names)
+    if stage and part == "cold10k":     # the key hits of every scanned piece forgotten before each
+        for _ in range(PARTS[part]):
+            for bound in list(lore._bound.values()):
+                bound.hits_memo.clear()
+                bound.main.piece_memo.clear()
             lore.activate(chat[:100], settings=s_on, rng=random.Random(1), **names)
     if stage and part == "replay10k":
         timed, rng = None, random.Random(1)
