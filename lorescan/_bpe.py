@@ -12,7 +12,16 @@ few thousand characters of ASCII text, then tiktoken for everything.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from typing import Protocol
+
+
+class Ranks(Protocol):
+    """A token -> rank table: a dict, or :class:`lorescan._rank_cache.RankTable`."""
+
+    def get(self, token: bytes, default: int, /) -> int: ...
+
+    def __contains__(self, token: object) -> bool: ...
+
 
 _S = r"\t\n\x0b\x0c\r "
 #: cl100k_base's split pattern for ASCII text (``$`` there is the end of the text: ``\Z`` here)
@@ -22,7 +31,7 @@ _SPLIT = re.compile(
 _NONE = 1 << 62
 
 
-def count_ascii(text: str, ranks: Mapping[bytes, int]) -> int:
+def count_ascii(text: str, ranks: Ranks) -> int:
     """The number of cl100k tokens of ``text`` (ASCII only), ``ranks`` being the encoding's table."""
     n = 0
     for piece in _SPLIT.findall(text):
@@ -31,7 +40,7 @@ def count_ascii(text: str, ranks: Mapping[bytes, int]) -> int:
     return n
 
 
-def _merged_parts(piece: bytes, ranks: Mapping[bytes, int]) -> int:
+def _merged_parts(piece: bytes, ranks: Ranks) -> int:
     """How many tokens tiktoken's ``byte_pair_merge`` leaves of ``piece``."""
     get = ranks.get
     bounds = list(range(len(piece) + 1))

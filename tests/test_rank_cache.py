@@ -74,3 +74,25 @@ def test_cache_dir_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
         assert _rank_cache.cache_dir() == tmp_path / "lorescan"
     monkeypatch.setenv("LORESCAN_CACHE_DIR", str(tmp_path / "x"))
     assert _rank_cache.cache_dir() == tmp_path / "x"
+
+
+def test_rank_table_looks_up_as_the_dict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LORESCAN_CACHE_DIR", str(tmp_path))
+    ranks = tiktoken.get_encoding(_rank_cache.ENCODING)._mergeable_ranks
+    _rank_cache.cl100k_args()                                # written
+    args = _rank_cache.cl100k_args()                         # read back
+    assert args is not None
+    table = args["mergeable_ranks"]
+    assert isinstance(table, _rank_cache.RankTable) and len(table) == len(ranks)
+    assert all(table.get(token) == rank for token, rank in ranks.items())
+    for missing in (b"", b"\xff\xfe\xfd", b"zzzzqqqq", b" the cat sat", bytes(range(40))):
+        assert missing not in ranks
+        assert table.get(missing, -1) == -1 and missing not in table
+    assert table.to_dict() == ranks
+
+
+def test_rank_table_needs_ranks_in_sequence() -> None:
+    assert _rank_cache.RankTable.from_dict({b"a": 0, b"b": 2}) is None
+    table = _rank_cache.RankTable.from_dict({b"b": 0, b"a": 1, b"ab": 2})
+    assert table is not None
+    assert [table.get(t) for t in (b"a", b"ab", b"b", b"c")] == [1, 2, 0, None]
