@@ -19,7 +19,7 @@ POSITION_NAMES = {"before": 0, "after": 1, "an_top": 2, "an_bottom": 3, "depth":
 class Expect(BaseModel):
     """What a case expects. Entries are named ``"<book>.<uid>"``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     activated: list[str] = Field(default_factory=list, description="each must be activated")
     activated_exactly: list[str] | None = Field(default=None, description="the exact activation list, in order")
     not_activated: list[str] = Field(default_factory=list)
@@ -32,7 +32,7 @@ class Expect(BaseModel):
 class Case(BaseModel):
     """One regression case: a chat (inline messages, or a chat file and a generation) and expectations."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     name: str
     chat: list[ChatMessage] | str | None = None
     at: int | None = None
@@ -46,7 +46,7 @@ class Case(BaseModel):
 class CaseFile(BaseModel):
     """A file of cases sharing books and settings (paths are relative to the file)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     books: list[str]
     settings: dict[str, Any] = Field(default_factory=dict)
     user: str = "User"

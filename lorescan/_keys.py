@@ -271,8 +271,9 @@ class Needles:
                 if phrase[pid] in (text if pid in cs else lowered):
                     found.add(pid)
 
-    def add_regex(self, key: Key) -> int:
-        """The regex needle of a regex key with prefilter needles (one per regex text)."""
+    def add_regex(self, key: Key, on: tuple[int, ...]) -> int:
+        """The regex needle of a regex key with prefilter needles (one per regex text), searched
+        for in a piece where one of the needles ``on`` (its literals) occurs."""
         rid = self._regex_ids.get(key.text)
         if rid is None:
             rid = self._regex_ids[key.text] = self.base + len(self.word)
@@ -280,7 +281,7 @@ class Needles:
             self.length.append(0)
             self.entries.append([])
             self.regex_keys[rid] = key
-            for nid in key.nids:
+            for nid in on:
                 self.regex_on[nid] = self.regex_on.get(nid, ()) + (rid,)
         return rid
 
@@ -371,13 +372,14 @@ def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: Needles) -> Key
                 # without the i flag); the key itself, as plain text, is what matches if JavaScript
                 # rejects the pattern, so a piece of it is a needle too unless a literal is one.
                 low = text.lower()
-                if not any(lit in low for lit in lits):
-                    lits = (*lits, _text_needle(low, lits))
                 nids = tuple(needles.add_literal(lit[:MAX_NEEDLE]) for lit in lits)   # a start of
                 # a literal is found wherever the literal is
+                on = nids       # only a literal can lead to a match of the regex: its search needs one
+                if not any(lit in low for lit in lits):
+                    nids = (*nids, needles.add_literal(_text_needle(low, lits)[:MAX_NEEDLE]))
             key = Key(REGEX, sub, text, cs=cs, ww=ww, nids=nids, rule=needles.rule)
             if nids:
-                key.rid = needles.add_regex(key)
+                key.rid = needles.add_regex(key, on)
             return key
     needle = needles.key_text(text, cs)
     if not needle:

@@ -44,7 +44,7 @@ _KINDS: dict[str, registry.Kind] = {"lorebook": "book", "card": "card", "chat": 
 class Loaded(BaseModel):
     """A file lorescan has read: its format, books, chat and character, and warnings."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(defer_build=True, arbitrary_types_allowed=True)
 
     format: str
     path: str

@@ -69,7 +69,7 @@ ENTRY_DEFAULTS: dict[str, Any] = {
 class CharacterFilter(BaseModel):
     """Restricts an entry to (or away from) characters by avatar file name or tag."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
     isExclude: Scalar = False
     names: list[str] = Field(default_factory=list)
     tags: list[str | int] = Field(default_factory=list)
@@ -82,7 +82,7 @@ _FIELD_SETS: dict[frozenset[str], set[str]] = {}
 class _Ordered(BaseModel):
     """A model that remembers the key order it was read in and writes it back in that order."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, extra="allow", populate_by_name=True)
     _order: tuple[str, ...] = PrivateAttr(default=())
 
     @classmethod
@@ -210,6 +210,7 @@ class Lorebook(BaseModel):
     scan order); ``extra`` holds every other top-level field of the file, kept for writing back.
     """
 
+    model_config = ConfigDict(defer_build=True)
     name: str
     scope: BookScope = "global"
     entries: list[Entry] = Field(default_factory=list)
@@ -264,7 +265,7 @@ class Settings(BaseModel):
     setting would otherwise leave its default in place without a word).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     world_info_depth: int = 2
     world_info_min_activations: int = 0
     world_info_min_activations_depth_max: int = 0
@@ -392,7 +393,7 @@ def settings_from_json(data: Any) -> tuple[Settings, str | None]:
 class ChatMessage(BaseModel):
     """One chat message; extra fields (swipes, send_date, extra …) are kept."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
     name: str = ""
     is_user: bool = False
     is_system: bool = False
@@ -402,7 +403,7 @@ class ChatMessage(BaseModel):
 class DepthPrompt(BaseModel):
     """A character's depth prompt (character's note)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
     prompt: str = ""
     depth: int = 4
     role: str | int = "system"
@@ -411,7 +412,7 @@ class DepthPrompt(BaseModel):
 class Character(BaseModel):
     """The selected character: what filters, 1.18 ``match*`` flags and macros read."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
     name: str | None = None
     avatar: str | None = None
     tags: list[str | int] | None = None
@@ -441,6 +442,7 @@ class TimedEffect(BaseModel):
     becomes ``null`` (as SillyTavern saves it), which reads back as 0, as ``Number(null)`` does.
     """
 
+    model_config = ConfigDict(defer_build=True)
     start: int | float | None
     end: int | float | None
     protected: bool = False
@@ -450,6 +452,7 @@ class TimedEffect(BaseModel):
 class TimedState(BaseModel):
     """Sticky and cooldown state, keyed ``"<book>.<uid>"``; pass it in, get the next one back."""
 
+    model_config = ConfigDict(defer_build=True)
     sticky: dict[str, TimedEffect] = Field(default_factory=dict)
     cooldown: dict[str, TimedEffect] = Field(default_factory=dict)
 
@@ -479,7 +482,7 @@ class ForcedActivation(BaseModel):
     an error that names it.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     world: str
     uid: int | str
@@ -509,6 +512,7 @@ class ForcedActivation(BaseModel):
 class DepthGroup(BaseModel):
     """At-depth entries that share a depth and a role, in prompt order."""
 
+    model_config = ConfigDict(defer_build=True)
     depth: Scalar
     role: Scalar
     entries: list[str]
@@ -517,6 +521,7 @@ class DepthGroup(BaseModel):
 class ExampleEntry(BaseModel):
     """An example-messages entry: ``position`` is ``"before"`` or ``"after"`` the card's examples."""
 
+    model_config = ConfigDict(defer_build=True)
     position: Literal["before", "after"]
     content: str
 
@@ -525,7 +530,7 @@ class Activation(BaseModel):
     """One activated entry, in activation order. Immutable: evaluations of the same compiled books
     share the activation of an entry whose content and pass are the same (a replay keeps many)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     book: str
     uid: Scalar
@@ -539,6 +544,7 @@ class Activation(BaseModel):
 class ActivationResult(BaseModel):
     """What one evaluation produced: activations, the text of every bucket, and the next timed state."""
 
+    model_config = ConfigDict(defer_build=True)
     activated: list[Activation]
     before: str
     after: str

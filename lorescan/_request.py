@@ -34,7 +34,7 @@ class ActivationRequest(BaseModel):
     cooldown, delay, an inclusion group, a roll or the budget (cheaper than a trace).
     """
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", arbitrary_types_allowed=True)
 
     chat: Sequence[ChatMessage] = Field(default_factory=list)
     settings: Settings = Field(default_factory=Settings)

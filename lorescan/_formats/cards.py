@@ -14,7 +14,7 @@ import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._errors import FormatError
 from .._model import DepthPrompt, Lorebook
@@ -115,6 +115,7 @@ EXPORT_EXTENSIONS: tuple[tuple[str, str, Any], ...] = (
 class CardInfo(BaseModel):
     """What a character card says about its character (the fields scans and filters read)."""
 
+    model_config = ConfigDict(defer_build=True)
     name: str
     format: str = Field(description="ccv1, ccv2 or ccv3")
     spec: str | None = None

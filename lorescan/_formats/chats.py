@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._errors import FormatError
 from .._model import ChatMessage, TimedEffect, TimedState
@@ -37,6 +37,7 @@ class Chat(BaseModel):
     ``metadata`` is kept verbatim; ``timed`` is its ``timedWorldInfo`` read as a
     :class:`TimedState` and ``world_info`` its chat-bound book name."""
 
+    model_config = ConfigDict(defer_build=True)
     format: str
     user_name: str | None = None
     character_name: str | None = None
