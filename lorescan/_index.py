@@ -303,23 +303,27 @@ class BoundIndex:
             return cached
         found: set[int] = set()
         if text:
-            lowered = _js.lower(text)
-            main = self.main.needles
-            main.collect(text, lowered, found)
-            if self.over is not None:
-                self.over.collect(text, lowered, found)
-            if main.phrase_triggers:
-                main.find_phrases(text, lowered, found)
-            if main.triggers:
-                main.find_regexes(text, found, self.main.piece_memo)
-            if self.over is not None and self.over.triggers:
-                self.over.find_regexes(text, found, self.main.piece_memo)
+            self._find(text, found)
             self.refresh()
         result = frozenset(found)
         if len(self.hits_memo) > 20000:    # messages and recursed contents; about 15 MB at most
             self.hits_memo.clear()
         self.hits_memo[text] = result
         return result
+
+    def _find(self, text: str, found: set[int]) -> None:
+        """Add the needle ids found in ``text`` (not empty) to ``found``."""
+        lowered = _js.lower(text)
+        main = self.main.needles
+        main.collect(text, lowered, found)
+        if self.over is not None:
+            self.over.collect(text, lowered, found)
+        if main.phrase_triggers:
+            main.find_phrases(text, lowered, found)
+        if main.triggers:
+            main.find_regexes(text, found, self.main.piece_memo)
+        if self.over is not None and self.over.triggers:
+            self.over.find_regexes(text, found, self.main.piece_memo)
 
 
 class UnicodeBoundIndex(BoundIndex):
@@ -328,27 +332,16 @@ class UnicodeBoundIndex(BoundIndex):
     they run on the text as written, and their prefilter needles are looked for in its
     SillyTavern form (lowercase, not normalised) whenever the comparison form differs from it."""
 
-    def hits(self, text: str) -> frozenset[int]:
-        cached = self.hits_memo.get(text)
-        if cached is not None:
-            return cached
-        found: set[int] = set()
-        if text:
-            exact, folded = nfc(text), fold(text)
-            main = self.main.needles
-            main.collect(exact, folded, found)
-            if self.over is not None:
-                self.over.collect(exact, folded, found)
-            if main.phrase_triggers:
-                main.find_phrases(exact, folded, found)
-            if main.literals or (self.over is not None and self.over.literals):  # type: ignore[attr-defined]
-                self._regex_hits(text, exact, folded, found)
-            self.refresh()
-        result = frozenset(found)
-        if len(self.hits_memo) > 20000:
-            self.hits_memo.clear()
-        self.hits_memo[text] = result
-        return result
+    def _find(self, text: str, found: set[int]) -> None:
+        exact, folded = nfc(text), fold(text)
+        main = self.main.needles
+        main.collect(exact, folded, found)
+        if self.over is not None:
+            self.over.collect(exact, folded, found)
+        if main.phrase_triggers:
+            main.find_phrases(exact, folded, found)
+        if main.literals or (self.over is not None and self.over.literals):  # type: ignore[attr-defined]
+            self._regex_hits(text, exact, folded, found)
 
     def _regex_hits(self, text: str, exact: str, folded: str, found: set[int]) -> None:
         """Add the regex keys' prefilter needles found in the text's SillyTavern form (lowercase,
