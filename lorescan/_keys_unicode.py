@@ -3,7 +3,8 @@
 The same Aho-Corasick fast path as SillyTavern's rule (:class:`~lorescan._keys.Needles`), with
 three differences, all made when keys are prepared: needle texts are in comparison form (NFC, and
 full case folding for case-insensitive keys; :func:`~lorescan._match.key_form`), keys with spaces
-are whole-word needles too, and a whole-word needle records which of its edges the rule checks
+are whole words too (phrases found through their longest word, as before, then checked at their
+edges), and a whole-word needle records which of its edges the rule checks
 (:func:`~lorescan._match.edge_checks`) in place of ``True``. The text a scan gives the automata is
 in the same comparison form (see :class:`lorescan._index.UnicodeBoundIndex`), so an occurrence's
 neighbours are read from that form: folding never turns a word character into a non-word one or
