@@ -144,7 +144,8 @@ def utf16_len(text: str) -> int:
     """Length in UTF-16 code units, as JavaScript's ``.length``."""
     if text.isascii():
         return len(text)
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    # two bytes a code unit; a lone surrogate (kept as read) is one code unit, as in JavaScript
+    return len(text.encode("utf-16-le", "surrogatepass")) >> 1
 
 
 def sort_key_number(value: Any) -> float:

@@ -64,6 +64,8 @@ def test_to_number_and_strings() -> None:
     assert math.isnan(_js.to_number("abc")) and _js.to_number("") == 0 and _js.to_number("0x10") == 16
     assert _js.js_string(3.0) == "3" and _js.js_string(None) == "undefined" and _js.js_string("u") == "u"
     assert _js.utf16_len("a🐉") == 3
+    # JavaScript's .length: a code unit per BMP character and per lone surrogate, two per astral one
+    assert [_js.utf16_len(t) for t in ("", "кот", "\ud800", "a\udfffb", "🐉🐉", "é\U00010000\uffff")] == [0, 3, 1, 3, 4, 4]
 
 
 @pytest.mark.parametrize("value,expected", [
