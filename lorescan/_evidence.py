@@ -19,7 +19,7 @@ from ._explain import Explanation, entries_by_key
 from ._jsregex import parse_regex_key
 from ._keys import match_key_text
 from ._macros import MacroEnv, substitute
-from ._match import continues_word
+from ._match import UNICODE, continues_word, folded_spans, key_form, unicode_continues_word
 from ._model import ActivationResult, ChatMessage, Settings
 
 
@@ -73,7 +73,11 @@ def message_spans(lore: Lore, entry_keys: Sequence[str], chat: Sequence[ChatMess
         lowered = _js.lower(text)
         same_length = len(lowered) == len(text)
         for entry, role, key, needle, rx, cs, ww in keyed:
-            for start, end, counts in _occurrences(needle, rx, text, lowered if same_length else None, cs, ww):
+            if rx is None and lore.mode.word_boundaries == UNICODE:
+                found_at = _unicode_occurrences(needle, text, cs, ww)
+            else:
+                found_at = _occurrences(needle, rx, text, lowered if same_length else None, cs, ww)
+            for start, end, counts in found_at:
                 out.append(Span(entry, key, role, j, _utf16(text, start), _utf16(text, end), counts))
     out.sort(key=lambda s: (s.message, s.start, s.end))
     return out
@@ -105,6 +109,21 @@ def _occurrences(needle: str, rx: Any, text: str, lowered: str | None, cs: bool,
         start = hay.find(pat, end)
     if out and not any(c for _, _, c in out) and match_key_text(text, needle, cs, ww):
         out[0] = (out[0][0], out[0][1], True)       # SillyTavern's own rule has the last word
+    return out
+
+
+def _unicode_occurrences(needle: str, text: str, cs: bool, ww: bool) -> list[tuple[int, int, bool]]:
+    """:func:`_occurrences` of a plain key under the unicode word rule: looked for in the
+    comparison form (NFC, folded unless case-sensitive), offsets mapped back to ``text``."""
+    hay, where = folded_spans(text, cs)
+    pat = key_form(needle, cs)
+    out: list[tuple[int, int, bool]] = []
+    start = hay.find(pat) if pat else -1
+    while start != -1:
+        end = start + len(pat)
+        s = where[start]
+        out.append((s, max(where[end], s + 1), not ww or not unicode_continues_word(hay, start, end, pat)))
+        start = hay.find(pat, end)
     return out
 
 

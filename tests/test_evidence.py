@@ -70,6 +70,19 @@ def test_spans_are_utf16_offsets_into_the_message() -> None:
                    ("saltmere.10", "cat", 1, 35, 38, True)]
 
 
+def test_spans_follow_the_unicode_word_rule_when_the_books_use_it() -> None:
+    book = lorescan.Lorebook.from_entries("ru", [
+        {"uid": 0, "key": ["кот"], "content": "Кот."}, {"uid": 1, "key": ["straße"], "content": "Road."}])
+    chat = [ChatMessage(name="Rowan", is_user=True, mes="Котлета, кот и STRASSE")]
+    s = Settings(world_info_match_whole_words=True)
+    spans = {rule: [(sp.entry, sp.start, sp.end, sp.counts) for sp in message_spans(
+        lorescan.compile([book], word_boundaries=rule), ["ru.0", "ru.1"], chat, settings=s, user_name="Rowan",
+        char_name="Ines")] for rule in ("sillytavern", "unicode")}
+    # SillyTavern's ASCII rule sees no word inside "Котлета"; the unicode rule does, and folds ß to ss
+    assert spans["sillytavern"] == [("ru.0", 0, 3, True), ("ru.0", 9, 12, True)]
+    assert spans["unicode"] == [("ru.0", 0, 3, False), ("ru.0", 9, 12, True), ("ru.1", 15, 22, True)]
+
+
 def test_budget_use_lists_each_entry_and_the_skipped_ones() -> None:
     lore, _, _, result = _evaluate("The keeper lit the beacon; rum for the smuggler.", world_info_budget=2,
                                    max_context=4096)
