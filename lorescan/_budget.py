@@ -72,8 +72,26 @@ class PassContent:
                     else self._add_lines if getattr(counter, "additive_at_line_starts", False) else self._add_text)
 
     def _add_lines(self, content: str, ignore: bool, base: int) -> bool:
-        self.tokens = tokens = self._tally.add(content)
-        return self._fits(base + tokens, ignore)
+        # _LineTally.add and _fits inlined for the common case (a line that starts a safe piece
+        # and whose count is remembered): this runs for every entry an evaluation activates
+        tally = self._tally
+        first = content[:1]
+        n = tally.memo.get(content) if first and not first.isspace() else None
+        if n is None:
+            total = tally.add(content)
+        else:
+            tally.safe += tally.tail_tokens
+            tally.tail = [content]
+            tally.tail_tokens = n
+            total = tally.safe + n
+        self.tokens = total
+        total += base
+        meter = self.meter
+        if not ignore and total >= meter.budget:
+            return False
+        if total > meter.used:
+            meter.used = total
+        return True
 
     def _add_chars4(self, content: str, ignore: bool, base: int) -> bool:
         self._length += utf16_len(content) + 1

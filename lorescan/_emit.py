@@ -43,8 +43,9 @@ def emit(st: EvalState, activated: list[CompiledEntry], meter: BudgetMeter,
          shared: dict[int, Activation]) -> ActivationResult:
     """The result of one evaluation from its activated entries (in activation order).
 
-    ``shared`` maps an entry's gid to its last activation record: evaluations of one compiled book
-    share a record while the entry's content and pass are unchanged (records are immutable).
+    ``shared`` maps an entry's gid and pass to its last activation record: evaluations of one
+    compiled book share a record while the entry's content and pass are unchanged (records are
+    immutable).
     """
     buckets = _Buckets(st.mode.outlets)
     buckets.fill(sorted(activated, key=_ORDER, reverse=True), st.content)   # stable: equal orders keep their order
@@ -125,7 +126,9 @@ class _Buckets:
 def _records(st: EvalState, activated: list[CompiledEntry], shared: dict[int, Activation]) -> list[Activation]:
     """The activation records, in activation order; an entry's record is shared with earlier
     evaluations while its content and pass are unchanged (built without re-validation: every value
-    comes from the engine with the right type)."""
+    comes from the engine with the right type). Records are kept per entry and pass (the first
+    eight passes apart), as an entry often activates in the first pass of one chat and the second
+    of another."""
     content, pass_of = st.content, st.pass_of
     acts = []
     if len(shared) > 50_000:
@@ -134,12 +137,13 @@ def _records(st: EvalState, activated: list[CompiledEntry], shared: dict[int, Ac
         g = ce.gid
         text, pass_index = content.get(g, ce.content), pass_of.get(g, 0)
         own = type(ce) is not ForcedEntry        # a caller's object is never shared
-        a = shared.get(g) if own else None
+        slot = g << 3 | pass_index & 7
+        a = shared.get(slot) if own else None
         if a is None or a.content is not text or a.pass_index != pass_index:
             a = construct(Activation, {"book": ce.world, "uid": ce.uid, "key": ce.key, "position": ce.position,
                                        "order": ce.order, "content": text, "pass_index": pass_index},
                           _ACTIVATION_FIELDS)
             if own:
-                shared[g] = a
+                shared[slot] = a
         acts.append(a)
     return acts

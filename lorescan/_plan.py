@@ -50,7 +50,16 @@ class Plan:
                     depth = d
         self.levels = _js.ascending_set(levels)
         self._by_key: dict[str, CompiledEntry] | None = None
+        self._unique_keys: bool | None = None
         self.max_scan_depth = depth if depth else 0
+
+    def unique_keys(self) -> bool:
+        """Whether no two entries share a ``"<book>.<uid>"`` key (worked out on first use): then an
+        entry's key is activated exactly when the entry itself is."""
+        got = self._unique_keys
+        if got is None:
+            got = self._unique_keys = len(self.by_key()) == len(self.entries)
+        return got
 
     def by_key(self) -> dict[str, CompiledEntry]:
         """Entries by ``"<book>.<uid>"`` (the first one in scan order wins), built on first use."""

@@ -108,13 +108,16 @@ def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: 
     """The entries of one pass that pass their gates: sticky ones first, then (1.18) forced ones, each
     in scan order. ``order`` gives places in the plan's scan order; ``activated`` and ``failed`` are
     the evaluation's activations so far and the entries whose probability roll failed; ``order``
-    must leave out what :func:`pass_order` leaves out (the fast path does not check delay and
-    cooldown again)."""
+    must leave out what :func:`pass_order` leaves out (without a trace, activated entries are not
+    looked up again, nor delay and cooldown checked)."""
     c, timed, tr, buf = st.mode, st.timed, st.trace, st.buffer
     by_key = c.activation_by_key
     sticky, forced, forced_first = timed.sticky, st.forced, c.forced_first
     now: list[CompiledEntry] = []
     plain = st.index.plain if tr is None else None
+    # ``order`` leaves out the activated entries (without a trace), so only another entry with the
+    # same key can make one count as activated already
+    keyed = bool(activated) and (tr is not None or (by_key and not st.plan.unique_keys()))
     records = st.index.plain_records
     with_rec = state != MIN_ACTIVATIONS
     # needles visible at the global depth (per depth: plain_gate adds the others)
@@ -126,9 +129,9 @@ def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: 
     for i in order:
         ce = entries[i]
         g = ce.gid
-        if (ce.key if by_key else g) in activated:
+        if keyed and (ce.key if by_key else g) in activated:
             continue
-        if plain is not None and g not in special:
+        if plain is not None and (not special or g not in special):
             rec = records[g]
             if rec is UNBUILT:
                 rec = plain(ce)
