@@ -150,6 +150,12 @@ class _LineTally:
 def count_lines(counter: TokenCounter, lines: list[str]) -> int:
     """Tokens of ``"".join(line + "\\n" for line in lines)`` (one empty line for none), for a counter
     whose counts add up at line starts (see :class:`_LineTally`)."""
+    memo = getattr(counter, "line_counts", None)
+    if memo is not None and lines:
+        # every line remembered and each after the first starting a safe piece: a sum
+        counts = list(map(memo.get, lines))
+        if None not in counts and all(line[:1] and not line[:1].isspace() for line in lines[1:]):
+            return sum(counts)  # type: ignore[arg-type]
     tally = _LineTally(counter)
     total = 0
     for line in lines or [""]:

@@ -24,6 +24,17 @@ def test_count_lines_equals_counting_the_joined_text(lines: list[str]) -> None:
 
 
 @_HYP
+@given(lines=_LINES)
+def test_count_lines_from_remembered_lines(lines: list[str]) -> None:
+    """Every line counted before (as an entry's content is): the sum of the remembered counts is
+    taken only where it equals counting the joined text."""
+    counter = get_counter("cl100k")
+    for line in lines:
+        counter.count_line(line)
+    assert count_lines(counter, lines) == counter.count("".join(line + "\n" for line in lines or [""]))
+
+
+@_HYP
 @given(passes=st.lists(_LINES, min_size=1, max_size=4), name=st.sampled_from(["cl100k", "words", "chars4"]))
 def test_activated_tokens_after_recursion_passes(passes: list[list[str]], name: str) -> None:
     """``allActivatedText = text + "\\n" + allActivatedText`` per pass, counted incrementally."""
