@@ -7,7 +7,6 @@ rare gate then get a :class:`PlainEntry` record for the engine's fast path.
 from __future__ import annotations
 
 import enum
-from collections import deque
 from collections.abc import Callable, Sequence
 from itertools import chain, compress, count, repeat
 from operator import and_, attrgetter, is_, not_
@@ -139,17 +138,12 @@ class KeyIndex:
             self.secondary.skip.update(macro)
         self.primary.add(gids, mode, cache)
         self.secondary.add(gids, mode, cache)
-        # Each needle lists its entries (an entry may be listed twice: candidates are sets, so the
-        # plain needles are listed first, in one C-level pass, and then the other keys).
+        # Each needle lists its entries (an entry may be listed twice: candidates are sets).
         lists, always = needles.entries, self.always
-        plain = list(map(is_, map(type, items), repeat(int)))
-        targets = map(lists.__getitem__, compress(items, plain))  # type: ignore[arg-type]
-        deque(map(list.append, targets, compress(owners, plain)), maxlen=0)
-        if all(plain):
-            return
-        others = list(map(not_, plain))
-        for nid, g in zip(compress(items, others), compress(owners, others)):
-            if nid.nids:  # type: ignore[union-attr]
+        for nid, g in zip(items, owners):
+            if type(nid) is int:
+                lists[nid].append(g)
+            elif nid.nids:  # type: ignore[union-attr]
                 for n in nid.nids:  # type: ignore[union-attr]
                     lists[n].append(g)
             elif nid.kind != SKIP and (not always or always[-1] != g):  # type: ignore[union-attr]
