@@ -155,7 +155,7 @@ def count_lines(counter: TokenCounter, lines: list[str]) -> int:
         # every line remembered and each after the first starting a safe piece: a sum
         counts = list(map(memo.get, lines))
         if None not in counts and all(line[:1] and not line[:1].isspace() for line in lines[1:]):
-            return sum(counts)  # type: ignore[arg-type]
+            return sum(counts)
     tally = _LineTally(counter)
     total = 0
     for line in lines or [""]:
