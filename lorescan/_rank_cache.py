@@ -58,9 +58,15 @@ def cl100k_encoding(args: dict[str, Any] | None = None) -> Any:
         except ValueError:
             return tiktoken.get_encoding("cl100k_base")
     ranks = args["mergeable_ranks"]
-    if isinstance(ranks, RankTable):
-        args = {**args, "mergeable_ranks": ranks.to_dict()}
-    return tiktoken.Encoding(**args)
+    table = ranks if isinstance(ranks, RankTable) else None
+    if table is not None:
+        args = {**args, "mergeable_ranks": table.to_dict()}
+    encoding = tiktoken.Encoding(**args)
+    if table is not None and hasattr(encoding, "_mergeable_ranks"):
+        # the Rust tokenizer keeps a copy of its own: the dict built for it (11 MB) would be read
+        # again only to pickle this encoding, which stays private to lorescan and is never pickled
+        encoding._mergeable_ranks = table  # type: ignore[assignment]
+    return encoding
 
 
 class RankTable:

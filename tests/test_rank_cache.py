@@ -33,7 +33,9 @@ def test_cache_written_then_read_counts_as_tiktoken(tmp_path: Path, monkeypatch:
     assert _rank_cache._read(files[0]) is not None
     second = _rank_cache.cl100k_encoding()                 # from the cache
     assert _counts(first) == _counts(second) == _tiktoken_counts()
-    assert second._mergeable_ranks == tiktoken.get_encoding(_rank_cache.ENCODING)._mergeable_ranks
+    cached = _rank_cache.cl100k_args()["mergeable_ranks"]  # type: ignore[index]
+    assert isinstance(cached, _rank_cache.RankTable)
+    assert cached.to_dict() == tiktoken.get_encoding(_rank_cache.ENCODING)._mergeable_ranks
 
 
 def test_foreign_or_broken_cache_file_is_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
