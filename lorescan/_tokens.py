@@ -70,8 +70,8 @@ class Cl100k:
     def count_line(self, line: str) -> int:
         """``count(line + "\\n")``, remembered by ``line`` (an entry's content recurs as it is)."""
         n = self.line_counts.get(line)
-        if n is None:
-            n = self.count(line + "\n")
+        if n is None:   # remembered here only: ``count``'s memo would keep a copy of every line
+            n = _count_cl100k(line + "\n") + (6 if self.chat_overhead else 0)
             if len(self.line_counts) > 20000:
                 self.line_counts.clear()
             self.line_counts[line] = n
