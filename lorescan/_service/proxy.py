@@ -4,7 +4,8 @@ A chat completion whose messages hold a ``LORESCAN_SYSTEM`` header is activated 
 ``POST /v1/activate`` activates (the same function: stored books, the session's timed effects,
 settings, version and generation type), its lore is placed into the messages (``placement``),
 the plugins' ``before_prompt_rendered`` hooks run, and it is forwarded to the upstream given with
-``--upstream``. A request without a header is forwarded as it came, byte for byte.
+``--upstream`` (over kept-alive HTTP/1.1 connections: ``upstream.UpstreamPool``). A request without
+a header is forwarded as it came, byte for byte.
 
 The upstream's answer is relayed as it comes: its status, its body and its headers (less the
 hop-by-hop ones), plus ``X-Lorescan-Activated`` (the activated entries as ``book.uid``, in
@@ -13,8 +14,9 @@ is percent-encoded). With ``stream: true`` the server-sent events are relayed ch
 they arrive; a client that disconnects closes the upstream request. Without ``--upstream-key-env``
 the client's ``Authorization`` is passed on (unless it is the service's own ``--token``); the key
 is never logged nor shown in an error. Errors of the proxy's own: 400 for a header it cannot read,
-a book it does not know or a misspelt marker, 502 when the upstream cannot be reached, 504 when it does not answer
-within ``--upstream-timeout``, 503 when the service was started without ``--upstream``.
+a book it does not know or a misspelt marker, 502 when the upstream cannot be reached or its answer
+is not HTTP/1.1, 504 when it does not answer within ``--upstream-timeout``, 503 when the service
+was started without ``--upstream``.
 """
 
 from __future__ import annotations

@@ -311,9 +311,10 @@ class UpstreamPool:
         response = UpstreamResponse(self, conn, head_only=method.upper() == "HEAD")
         try:
             try:
-                async with asyncio.timeout(self.timeout):
-                    conn.writer.write(payload)
-                    await conn.writer.drain()
+                conn.writer.write(payload)
+                if conn.writer.transport.get_write_buffer_size():   # not all sent at once: wait for it
+                    async with asyncio.timeout(self.timeout):      # (a failed send shows on the read)
+                        await conn.writer.drain()
             except TimeoutError:
                 raise UpstreamTimeout("it did not take the request in time") from None
             except OSError as exc:
