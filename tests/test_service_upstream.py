@@ -8,6 +8,7 @@ import shutil
 import socket
 import ssl
 import subprocess
+import zlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -219,6 +220,43 @@ def test_an_answer_left_unread_closes_its_connection() -> None:
             await reply.aclose()                     # the body ("ok") is still on the wire or in a buffer
             assert await up.closed[0].wait() is True
             assert pool.open_connections == 0 and pool.idle_connections == 0
+    run(scenario())
+
+
+def deflated(data: bytes, wbits: int) -> bytes:
+    packer = zlib.compressobj(wbits=wbits)
+    return packer.compress(data) + packer.flush()
+
+
+@pytest.mark.parametrize("coding,wbits", [("gzip", 31), ("deflate", 15), ("deflate", -15)])
+def test_an_encoded_body_is_decoded(coding: str, wbits: int) -> None:
+    body = deflated(b"The bell rings. " * 50, wbits)
+    half = len(body) // 2
+    answer = (b"HTTP/1.1 200 OK\r\nContent-Encoding: %s\r\nTransfer-Encoding: chunked\r\n\r\n"
+              b"%x\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n" % (coding.encode(), half, body[:half], len(body) - half, body[half:]))
+
+    async def scenario() -> None:
+        async with Upstream(lambda s, r, w, n: s.answer_all(r, w, n, answer)) as up:
+            pool = UpstreamPool(SAFETY)
+            reply = await pool.request("GET", up.url, [], None)
+            assert reply.header("content-encoding") == coding          # the headers stay as sent
+            assert await reply.read() == b"The bell rings. " * 50
+            await reply.aclose()
+            assert pool.idle_connections == 1
+    run(scenario())
+
+
+@pytest.mark.parametrize("answer,says", [
+    (b"HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Length: 2\r\n\r\nok", "encoded as 'br'"),
+    (b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 8\r\n\r\nnot gzip", "gzip body cannot be decoded"),
+])
+def test_a_body_that_cannot_be_decoded_is_an_error(answer: bytes, says: str) -> None:
+    async def scenario() -> None:
+        async with Upstream(lambda s, r, w, n: s.answer_all(r, w, n, answer)) as up:
+            pool = UpstreamPool(SAFETY)
+            with pytest.raises(UpstreamError, match=says):
+                await get(pool, up.url)
+            assert pool.open_connections == 0
     run(scenario())
 
 

@@ -15,7 +15,9 @@ most of what passing a request through costs.
 - An answer has its status, its headers exactly as sent (order, case, repeats) and its body, read
   whole (:meth:`UpstreamResponse.read`) or piece by piece as it arrives
   (:meth:`UpstreamResponse.stream`); ``Content-Length``, chunked and close-delimited bodies.
-  Interim ``1xx`` answers are skipped.
+  Interim ``1xx`` answers are skipped. No ``Accept-Encoding`` is sent, but a server may encode
+  anyway: a gzip or deflate body is decoded (its headers stay as sent), any other coding is an
+  :class:`UpstreamError`.
 - A connection is used again only when its answer was read to its end and neither side said
   ``Connection: close``. A request sent on a kept-alive connection the upstream had meanwhile
   closed (end of stream or reset before any byte of an answer) is sent once more, on a new one.
@@ -32,6 +34,7 @@ import functools
 import re
 import socket
 import ssl
+import zlib
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
@@ -127,6 +130,39 @@ def reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+class _Decoder:
+    """A gzip or deflate body, decoded piece by piece (deflate: zlib-wrapped, or raw as some
+    servers send it)."""
+
+    def __init__(self, coding: str) -> None:
+        self.coding = coding
+        self.zlib = zlib.decompressobj(zlib.MAX_WBITS | 16 if coding != "deflate" else zlib.MAX_WBITS)
+        self.started = False
+
+    def decode(self, data: bytes) -> bytes:
+        if not self.started and self.coding == "deflate":
+            self.started = True
+            try:
+                return self.zlib.decompress(data)
+            except zlib.error:
+                self.zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+        self.started = True
+        return self.zlib.decompress(data)
+
+    def flush(self) -> bytes:
+        return self.zlib.flush()
+
+
+def decoder_for(coding: bytes) -> _Decoder | None:
+    """The decoder of a ``Content-Encoding`` value (``None``: the body is as sent)."""
+    name = coding.strip().lower().decode("latin-1")
+    if name in ("", "identity"):
+        return None
+    if name in ("gzip", "x-gzip", "deflate"):
+        return _Decoder(name)
+    raise UpstreamError(f"its answer is encoded as {name[:40]!r}, which is not decoded here")
+
+
 class _Connection:
     """One open connection to an origin."""
 
@@ -168,6 +204,8 @@ class UpstreamResponse:
         self._keep_alive = False
         self._until_eof = False
         self._got_bytes = False
+        self._decoder: _Decoder | None = None
+        self._broken: UpstreamError | None = None     # found in a callback, raised after it
 
     def header(self, name: str) -> str | None:
         """The first value of a header (``name`` in lower case), or ``None``."""
@@ -190,19 +228,40 @@ class UpstreamResponse:
         self.status = status
         self._head_done = True
         self._keep_alive = self._parser.should_keep_alive() and not self._head_only
-        framed = any(k.lower() in (b"content-length", b"transfer-encoding") for k, _ in self.headers)
+        framed = False
+        for key, value in self.headers:
+            key = key.lower()
+            if key in (b"content-length", b"transfer-encoding"):
+                framed = True
+            elif key == b"content-encoding":
+                try:
+                    self._decoder = decoder_for(value)
+                except UpstreamError as exc:
+                    self._broken = exc
         self._until_eof = not framed and status not in (101, 204, 304) and not self._head_only
         if self._head_only:
             self._complete = True
 
     def on_body(self, body: bytes) -> None:
+        if self._decoder is not None:
+            try:
+                body = self._decoder.decode(body)
+            except zlib.error:
+                self._broken = UpstreamError(f"its {self._decoder.coding} body cannot be decoded")
+                self._decoder = None
+                return
         self._pieces.append(body)
 
     def on_message_complete(self) -> None:
         if self._interim:
             self._interim = False
         else:
-            self._complete = True
+            self._finish()
+
+    def _finish(self) -> None:
+        self._complete = True
+        if self._decoder is not None:
+            self._pieces.append(self._decoder.flush())
 
     # -- reading ------------------------------------------------------------------------------
     def _feed(self, data: bytes) -> None:
@@ -217,6 +276,9 @@ class UpstreamResponse:
             if not self._complete:
                 raise UpstreamError(f"its answer is not valid HTTP/1.1 ({exc})") from None
             self._keep_alive = False          # bytes after the answer: do not use the connection again
+        if self._broken is not None:
+            self._complete = self._keep_alive = False
+            raise self._broken
 
     async def _receive(self) -> None:
         """Read once from the connection and parse what came."""
@@ -235,7 +297,8 @@ class UpstreamResponse:
         if data:
             self._feed(data)
         elif self._head_done and self._until_eof:
-            self._complete, self._keep_alive = True, False     # a close-delimited body ends here
+            self._keep_alive = False                            # a close-delimited body ends here
+            self._finish()
         elif conn.reused and not self._got_bytes:
             raise _Stale
         else:
