@@ -177,7 +177,7 @@ class Proxy:
             complete = True
         except UpstreamError as exc:
             err = self.transport_error(exc, "")
-            log.warning("the upstream's stream broke off: %s", type(exc).__name__)
+            log.warning("the upstream's stream broke off: %s", exc)      # names no header, so no key
             yield b"data: " + bytes(err.body) + b"\n\n"
         finally:
             with anyio.CancelScope(shield=True):    # a client that left cancels this: close the upstream anyway
