@@ -7,6 +7,7 @@ import asyncio
 import shutil
 import socket
 import ssl
+import struct
 import subprocess
 import zlib
 from collections.abc import Awaitable, Callable
@@ -262,13 +263,22 @@ def test_a_body_that_cannot_be_decoded_is_an_error(answer: bytes, says: str) -> 
 
 # ---------------------------------------------------------------- stale connections
 
-def test_a_kept_alive_connection_the_upstream_closed_is_retried_once_on_a_new_one() -> None:
+def reset(writer: asyncio.StreamWriter) -> None:
+    """Close a connection with a TCP reset rather than an orderly end."""
+    writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()
+
+
+@pytest.mark.parametrize("how", ["closed", "reset"])
+def test_a_kept_alive_connection_the_upstream_closed_is_retried_once_on_a_new_one(how: str) -> None:
     async def handler(up: Upstream, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
         if n == 0:
             await up.request(reader, n)
             writer.write(OK)                         # kept alive, as far as the client knows
             await writer.drain()
             await up.request(reader, n)              # the next request: closed without an answer
+            if how == "reset":
+                reset(writer)
             return
         await up.answer_all(reader, writer, n, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nagain")
 
