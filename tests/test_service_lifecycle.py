@@ -168,7 +168,7 @@ BLOCKED = """
 import sys
 class Blocker:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("fastapi", "uvicorn", "prometheus_client", "starlette", "httptools"):
+        if name.split(".")[0] in ("fastapi", "uvicorn", "prometheus_client", "starlette", "httptools", "httpx"):
             raise ImportError("blocked: " + name)
         return None
 sys.meta_path.insert(0, Blocker())
