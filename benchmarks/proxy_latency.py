@@ -16,7 +16,8 @@ built-in metrics). A request without a header (passed through untouched) is time
     python benchmarks/proxy_latency.py --quick         # a few seconds: 1,000 entries, 40 generations
     python benchmarks/proxy_latency.py --recursion off --json out.json
 
-Run it from a source checkout with the ``serve`` extra installed.
+Run it from a source checkout with the ``serve`` and ``test`` extras installed (it sends its requests
+with httpx).
 """
 
 from __future__ import annotations

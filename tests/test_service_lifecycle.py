@@ -168,7 +168,7 @@ BLOCKED = """
 import sys
 class Blocker:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("fastapi", "uvicorn", "prometheus_client", "starlette", "httpx"):
+        if name.split(".")[0] in ("fastapi", "uvicorn", "prometheus_client", "starlette", "httptools", "httpx"):
             raise ImportError("blocked: " + name)
         return None
 sys.meta_path.insert(0, Blocker())
@@ -190,5 +190,5 @@ print(json.dumps({"keys": keys, "status": status, "loaded": loaded}))
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got == {"keys": ["saltmere.0", "saltmere.1"], "status": 2, "loaded": []}
-    assert out.stderr.strip() == ("lorescan: error: lorescan serve needs fastapi, uvicorn, prometheus_client, httpx: "
+    assert out.stderr.strip() == ("lorescan: error: lorescan serve needs fastapi, uvicorn, prometheus_client, httptools: "
                                   "pip install 'lorescan[serve]'")

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import socketserver
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -381,6 +383,47 @@ def test_a_slow_upstream_is_a_504_and_the_key_goes_upstream_only(tmp_path: Path,
     finally:
         assert srv.stop() in STOPPED, srv.output()
     assert KEY not in srv.output()
+
+
+class RawUpstream(socketserver.BaseRequestHandler):
+    """Answers each request with bytes of its own, whatever HTTP allows: ``/v1/models`` with a
+    body that ends when the connection does (no length, not chunked), a chat completion with a
+    malformed status line."""
+
+    def handle(self) -> None:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            got = self.request.recv(65536)
+            if not got:
+                return
+            data += got
+        if data.startswith(b"GET /v1/models "):
+            self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"object\": \"list\", ")
+            self.request.sendall(b'"data": []}')
+        else:
+            self.request.sendall(b"HTTP/1.1 2OO OK\r\nContent-Length: 2\r\n\r\n{}")
+
+
+def test_a_malformed_answer_is_a_502_and_a_close_delimited_one_is_relayed(tmp_path: Path) -> None:
+    raw = socketserver.ThreadingTCPServer(("127.0.0.1", 0), RawUpstream)
+    raw.daemon_threads = True
+    thread = threading.Thread(target=raw.serve_forever, daemon=True)
+    thread.start()
+    srv = Server(tmp_path / "data", "--upstream", f"http://127.0.0.1:{raw.server_address[1]}/v1")
+    try:
+        with srv.client() as c:
+            models = c.get("/v1/models")
+            assert models.status_code == 200 and models.content == b'{"object": "list", "data": []}'
+            for _ in range(2):      # the first connection ended with its answer: the second gets a new one
+                assert c.get("/v1/models").content == b'{"object": "list", "data": []}'
+            assert_error(c.post("/v1/chat/completions", json={"model": "m", "messages": [user("x")]}), 502,
+                         "upstream_unreachable", None, f"the upstream http://127.0.0.1:{raw.server_address[1]}/v1 "
+                         "cannot be reached: its answer is not valid HTTP/1.1")
+            assert c.get("/healthz").status_code == 200
+    finally:
+        assert srv.stop() in STOPPED, srv.output()
+        raw.shutdown()
+        raw.server_close()
 
 
 # ---------------------------------------------------------------- plugins and metrics

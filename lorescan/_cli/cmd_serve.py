@@ -11,7 +11,7 @@ from pathlib import Path
 from .._errors import LorescanError
 from .common import add_match_args
 
-SERVE_MODULES = ("fastapi", "uvicorn", "prometheus_client", "httpx")
+SERVE_MODULES = ("fastapi", "uvicorn", "prometheus_client", "httptools")
 
 EPILOG = """routes:
   PUT    /v1/books/{name}     store a book (the file's bytes, any format lorescan reads)

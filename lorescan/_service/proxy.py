@@ -4,7 +4,8 @@ A chat completion whose messages hold a ``LORESCAN_SYSTEM`` header is activated 
 ``POST /v1/activate`` activates (the same function: stored books, the session's timed effects,
 settings, version and generation type), its lore is placed into the messages (``placement``),
 the plugins' ``before_prompt_rendered`` hooks run, and it is forwarded to the upstream given with
-``--upstream``. A request without a header is forwarded as it came, byte for byte.
+``--upstream`` (over kept-alive HTTP/1.1 connections: ``upstream.UpstreamPool``). A request without
+a header is forwarded as it came, byte for byte.
 
 The upstream's answer is relayed as it comes: its status, its body and its headers (less the
 hop-by-hop ones), plus ``X-Lorescan-Activated`` (the activated entries as ``book.uid``, in
@@ -13,8 +14,9 @@ is percent-encoded). With ``stream: true`` the server-sent events are relayed ch
 they arrive; a client that disconnects closes the upstream request. Without ``--upstream-key-env``
 the client's ``Authorization`` is passed on (unless it is the service's own ``--token``); the key
 is never logged nor shown in an error. Errors of the proxy's own: 400 for a header it cannot read,
-a book it does not know or a misspelt marker, 502 when the upstream cannot be reached, 504 when it does not answer
-within ``--upstream-timeout``, 503 when the service was started without ``--upstream``.
+a book it does not know or a misspelt marker, 502 when the upstream cannot be reached or its answer
+is not HTTP/1.1, 504 when it does not answer within ``--upstream-timeout``, 503 when the service
+was started without ``--upstream``.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import anyio
-import httpx
 from fastapi import APIRouter, Request
 from pydantic import ValidationError
 from starlette.background import BackgroundTask
@@ -42,6 +43,7 @@ from .models import ActivateBody
 from .placement import HEADER, Header, PlacementError, chat_of, find_header, place
 from .plugins import CompletionContext, CompletionResponse, Plugins
 from .service import Service, json_bytes
+from .upstream import UpstreamError, UpstreamPool, UpstreamResponse, UpstreamTimeout
 
 log = logging.getLogger("lorescan.serve")
 router = APIRouter()
@@ -49,7 +51,8 @@ router = APIRouter()
 ACTIVATED = "X-Lorescan-Activated"
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
                         "trailer", "trailers", "transfer-encoding", "upgrade"})
-#: request headers not passed on: hop-by-hop, those httpx sets itself, and encodings it may not decode
+#: request headers not passed on: hop-by-hop, those the upstream client sets itself, and encodings
+#: the answer would come in that the proxy does not decode
 DROP_REQUEST = HOP_BY_HOP | {"host", "content-length", "accept-encoding"}
 #: response headers not passed back: hop-by-hop, and those the answer is re-framed with
 DROP_RESPONSE = HOP_BY_HOP | {"content-length", "content-encoding", "date", "server"}
@@ -73,17 +76,16 @@ class Proxy:
         self.own_token = config.token is not None
         self.timeout = config.upstream_timeout
         self.plugins = Plugins.load(service.metrics.registry)
-        self._transport: httpx.AsyncHTTPTransport | None = None
-        limit = {"connect": self.timeout, "read": self.timeout, "write": self.timeout, "pool": self.timeout}
-        self.extensions = {"timeout": limit}
+        self._transport: UpstreamPool | None = None
 
     @property
-    def transport(self) -> httpx.AsyncHTTPTransport:
-        """The connection pool to the upstream: httpx's transport alone, without a client's cookie jar
-        (an upstream's cookies must not pass from one client to the next), redirects or auth."""
+    def transport(self) -> UpstreamPool:
+        """The keep-alive connection pool to the upstream (``upstream.UpstreamPool``, 1,000
+        connections, 100 kept alive): no cookie jar (an upstream's cookies must not pass from one
+        client to the next), no redirects, no auth; ``--upstream-timeout`` bounds connecting,
+        sending, each read and the wait for a free connection."""
         if self._transport is None:
-            self._transport = httpx.AsyncHTTPTransport(
-                limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+            self._transport = UpstreamPool(self.timeout, max_connections=1000, max_idle=100)
         return self._transport
 
     async def aclose(self) -> None:
@@ -125,33 +127,31 @@ class Proxy:
             return unconfigured
         url = self.upstream_url(request, path)
         activated = activated_header(context.activated if context else [])
-        sent = httpx.Request(request.method, url, content=content, headers=self.request_headers(request),
-                             extensions=self.extensions)
         started = time.perf_counter()
         try:
-            upstream = await self.transport.handle_async_request(sent)
-        except httpx.HTTPError as exc:
+            upstream = await self.transport.request(request.method, url, self.request_headers(request), content)
+        except UpstreamError as exc:
             return self.transport_error(exc, activated)
-        headers = [(k.lower(), v) for k, v in upstream.headers.raw if k.lower().decode("latin-1") not in DROP_RESPONSE]
+        headers = [(k.lower(), v) for k, v in upstream.headers if k.lower().decode("latin-1") not in DROP_RESPONSE]
         headers.append((ACTIVATED.lower().encode(), activated.encode("latin-1")))
-        kind = upstream.headers.get("content-type", "")
+        kind = upstream.header("content-type") or ""
         if context is not None and kind.startswith("text/event-stream"):
-            streamed = StreamingResponse(self.relay(upstream, context, started), status_code=upstream.status_code,
+            streamed = StreamingResponse(self.relay(upstream, context, started), status_code=upstream.status,
                                          background=BackgroundTask(upstream.aclose))   # also if never started
             streamed.raw_headers.extend(headers)
             return streamed
         try:
-            data = await upstream.aread()
-        except httpx.HTTPError as exc:
+            data = await upstream.read()
+        except UpstreamError as exc:
             return self.transport_error(exc, activated)
         finally:
             await upstream.aclose()
         told = None
         if context is not None:
             context.upstream_seconds = time.perf_counter() - started
-            data, answer = self.answered(context, upstream.status_code, kind, data)
+            data, answer = self.answered(context, upstream.status, kind, data)
             told = BackgroundTask(self.plugins.after, context, answer)      # once the reply is sent
-        reply = Response(data, status_code=upstream.status_code, background=told)
+        reply = Response(data, status_code=upstream.status, background=told)
         reply.raw_headers.extend(headers)
         return reply
 
@@ -165,29 +165,32 @@ class Proxy:
             data = json_bytes(parsed)
         return data, CompletionResponse(status, parsed)
 
-    async def relay(self, upstream: httpx.Response, context: CompletionContext, started: float) -> AsyncIterator[bytes]:
+    async def relay(self, upstream: UpstreamResponse, context: CompletionContext,
+                    started: float) -> AsyncIterator[bytes]:
         """The upstream's events as they arrive; the plugins are told once the stream is complete."""
         collector = StreamCollector()
         complete = False
         try:
-            async for chunk in upstream.aiter_bytes():
+            async for chunk in upstream.stream():
                 collector.feed(chunk)
                 yield chunk
             complete = True
-        except httpx.HTTPError as exc:
+        except UpstreamError as exc:
             err = self.transport_error(exc, "")
-            log.warning("the upstream's stream broke off: %s", type(exc).__name__)
+            log.warning("the upstream's stream broke off: %s", exc)      # names no header, so no key
             yield b"data: " + bytes(err.body) + b"\n\n"
         finally:
             with anyio.CancelScope(shield=True):    # a client that left cancels this: close the upstream anyway
                 await upstream.aclose()
                 if complete:
                     context.upstream_seconds = time.perf_counter() - started
-                    await self.plugins.after(context, CompletionResponse(upstream.status_code, collector.body(),
+                    await self.plugins.after(context, CompletionResponse(upstream.status, collector.body(),
                                                                          streamed=True))
 
-    def transport_error(self, exc: httpx.HTTPError, activated: str) -> Response:
-        if isinstance(exc, httpx.TimeoutException):
+    def transport_error(self, exc: UpstreamError, activated: str) -> Response:
+        """The 504 of an upstream too slow, or the 502 of one that cannot be reached or answers
+        malformed HTTP (the message names the upstream without credentials, never a header)."""
+        if isinstance(exc, UpstreamTimeout):
             body = error_body("upstream_timeout", f"the upstream {self.shown} did not answer within "
                                                   f"{self.timeout:g} s (--upstream-timeout)")
             return proxy_error(504, body, activated)
