@@ -214,6 +214,23 @@ def test_a_session_keeps_timed_state_and_can_be_read_and_deleted(client: httpx.C
     assert_error(client.delete("/v1/sessions/tide"), 404, "not_found", "session_id")
 
 
+def test_the_store_keeps_recent_timed_states_in_memory_and_the_database_agrees(tmp_path: Path) -> None:
+    from lorescan._model import TimedState
+    from lorescan._service.store import Store
+
+    state = TimedState.model_validate({"sticky": {"g.0": {"hash": 7, "start": 1, "end": 6, "protected": False}}})
+    store = Store(tmp_path / "s.sqlite3")
+    assert store.timed("chat") is None
+    store.save_session("chat", state, 1)
+    assert store.timed("chat") is state                        # from memory
+    store.close()
+    again = Store(tmp_path / "s.sqlite3")
+    read = again.timed("chat")                                 # from the database after a restart
+    assert read is not None and read.to_json(with_hash=True) == state.to_json(with_hash=True)
+    assert again.delete_session("chat") and again.timed("chat") is None
+    again.close()
+
+
 # ---------------------------------------------------------------- bad input
 
 def test_a_malformed_book_is_refused(client: httpx.Client) -> None:

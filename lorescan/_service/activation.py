@@ -190,8 +190,7 @@ def activate_job(compiled: Compiled, sc: dict[str, Any], mode: Mode, *, store: S
                  trace_focus: list[str] | None = None) -> dict[str, Any]:
     """Run the body's evaluations on compiled books (the caller holds their lock); with a session,
     read its timed state first and store the state after the last evaluation that was not a dry run."""
-    record = store.session(session) if session is not None else None
-    timed = record.timed if record is not None else None
+    timed = store.timed(session) if session is not None else None
     rng = random.Random(seed) if seed is not None else None
     with scenario_errors():
         started = time.perf_counter()

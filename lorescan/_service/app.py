@@ -334,6 +334,7 @@ class Measure:
 
     def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
         self.app, self.metrics = app, metrics
+        self._series: dict[tuple[str, str, int], tuple[Any, Any]] = {}    # the two metrics' children
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -354,5 +355,10 @@ class Measure:
             route = scope.get("route")
             name = getattr(route, "path", None) or "unmatched"
             method = scope.get("method", "")
-            self.metrics.requests.labels(name, method, str(status)).inc()
-            self.metrics.latency.labels(name, method).observe(time.perf_counter() - started)
+            series = self._series.get((name, method, status))
+            if series is None:
+                series = (self.metrics.requests.labels(name, method, str(status)),
+                          self.metrics.latency.labels(name, method))
+                self._series[(name, method, status)] = series
+            series[0].inc()
+            series[1].observe(time.perf_counter() - started)
