@@ -155,6 +155,41 @@ def test_trace_adds_events_and_explanations(client: httpx.Client) -> None:
     assert "saltmere.4" not in verdicts      # its keys did not match: the trace says so, no explanation
 
 
+def test_the_activation_layer_answers_as_the_route_does(client: httpx.Client) -> None:
+    # a +json media type is JSON to the route but not taken by the activation layer: the two
+    # replies must be the same bytes, and so must their errors
+    body = {"stored_books": ["saltmere"], "chat": chat_json(6), "seed": 3, "user_name": "Rowan",
+            "settings": {"world_info_recursive": True}}
+    data = json.dumps(body).encode()
+    layer = client.post("/v1/activate", content=data, headers={"Content-Type": "application/json"})
+    route = client.post("/v1/activate", content=data, headers={"Content-Type": "application/vnd.api+json"})
+    assert layer.status_code == route.status_code == 200
+    assert layer.content == route.content
+    assert layer.headers["content-type"] == route.headers["content-type"] == "application/json"
+    bad = json.dumps({"stored_books": ["nowhere"], "chat": []}).encode()
+    for kind in ("application/json", "application/vnd.api+json"):
+        assert_error(client.post("/v1/activate", content=bad, headers={"Content-Type": kind}), 404,
+                     "not_found", "stored_books[0]")
+        assert_error(client.post("/v1/activate", content=b"{", headers={"Content-Type": kind}), 400, "invalid_json")
+        assert_error(client.post("/v1/activate", content=b'{"chat": 3}', headers={"Content-Type": kind}), 422,
+                     "invalid_request", "chat")
+
+
+def test_short_untraced_activations_run_on_the_event_loop() -> None:
+    from lorescan._service.cache import Compiled
+    from lorescan._service.service import INLINE_SECONDS, Service
+
+    compiled = Compiled(lorescan.compile([]), 0)
+    assert not Service.runs_inline(compiled, False, 0)         # not measured yet: a worker thread
+    compiled.note(0.002)
+    assert Service.runs_inline(compiled, False, 0)
+    assert not Service.runs_inline(compiled, True, 0)          # traced
+    assert not Service.runs_inline(compiled, False, int(INLINE_SECONDS / 0.002) + 1)    # too many turns
+    for _ in range(20):
+        compiled.note(0.5)                                     # the book turned slow
+    assert not Service.runs_inline(compiled, False, 0)
+
+
 # ---------------------------------------------------------------- sessions
 
 def test_a_session_keeps_timed_state_and_can_be_read_and_deleted(client: httpx.Client) -> None:
@@ -177,6 +212,23 @@ def test_a_session_keeps_timed_state_and_can_be_read_and_deleted(client: httpx.C
     assert fresh["result"]["activated"] == []
     assert client.delete("/v1/sessions/tide").status_code == 204
     assert_error(client.delete("/v1/sessions/tide"), 404, "not_found", "session_id")
+
+
+def test_the_store_keeps_recent_timed_states_in_memory_and_the_database_agrees(tmp_path: Path) -> None:
+    from lorescan._model import TimedState
+    from lorescan._service.store import Store
+
+    state = TimedState.model_validate({"sticky": {"g.0": {"hash": 7, "start": 1, "end": 6, "protected": False}}})
+    store = Store(tmp_path / "s.sqlite3")
+    assert store.timed("chat") is None
+    store.save_session("chat", state, 1)
+    assert store.timed("chat") is state                        # from memory
+    store.close()
+    again = Store(tmp_path / "s.sqlite3")
+    read = again.timed("chat")                                 # from the database after a restart
+    assert read is not None and read.to_json(with_hash=True) == state.to_json(with_hash=True)
+    assert again.delete_session("chat") and again.timed("chat") is None
+    again.close()
 
 
 # ---------------------------------------------------------------- bad input

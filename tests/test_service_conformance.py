@@ -12,6 +12,9 @@ from typing import Any
 
 import pytest
 
+from lorescan._scenario import run_scenario
+from lorescan._service.service import json_bytes
+
 from .conftest import CONFORMANCE
 from .serve_helpers import STOPPED, Server, httpx
 
@@ -67,7 +70,7 @@ def whole(client: httpx.Client) -> dict[Path, Any]:
     """Every scenario posted whole, a few at a time (the client's work overlaps the server's)."""
     def post(path: Path) -> Any:
         reply = client.post("/v1/activate", json=body_of(_scenario(path)))
-        return reply.status_code, reply.json()
+        return reply.status_code, reply.json(), reply.content
     with ThreadPoolExecutor(CLIENTS) as pool:
         return dict(zip(FILES, pool.map(_caught(post), FILES)))
 
@@ -102,9 +105,21 @@ def test_a_posted_scenario_gives_its_expected_result(whole: dict[Path, Any], pat
     got = whole[path]
     if isinstance(got, Exception):
         raise got
-    status, body = got
+    status, body, _ = got
     assert status == 200, body
     assert body == {"result": _scenario(path)["expected"]}
+
+
+@pytest.mark.parametrize("path", FILES, ids=_id)
+def test_a_reply_is_byte_for_byte_the_library_result(whole: dict[Path, Any], path: Path) -> None:
+    """The service's reply, key order and escapes included, is the library's ``result_json`` written
+    by the service's JSON writer."""
+    got = whole[path]
+    if isinstance(got, Exception):
+        raise got
+    status, _, raw = got
+    assert status == 200, raw
+    assert raw == json_bytes({"result": run_scenario(_scenario(path))})
 
 
 @pytest.mark.parametrize("path", MULTI_TURN, ids=_id)

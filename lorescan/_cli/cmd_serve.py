@@ -57,8 +57,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"memory for compiled books, estimated; least recently used go first "
                         f"(default {DEFAULT_CACHE_MB:g})")
     p.add_argument("--workers", type=_count, default=DEFAULT_WORKERS, metavar="N",
-                   help=f"threads that run activations (default {DEFAULT_WORKERS}); activations of one "
-                        "book run one at a time")
+                   help=f"threads that run the long activations: traced ones, and those on books whose "
+                        f"evaluations take over 20 ms (default {DEFAULT_WORKERS}); short ones run on the "
+                        "event loop, and activations of one book run one at a time")
     p.add_argument("--cors", metavar="ORIGIN", action="append", default=[],
                    help="let pages from ORIGIN (e.g. http://localhost:8000, or '*') call the service from a "
                         "browser; repeatable (default: none)")

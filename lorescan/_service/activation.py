@@ -7,7 +7,9 @@ posted here gives what ``lorescan scenario`` gives. What the service adds: store
 the request's own books of each scope), OpenAI-style messages (turned into SillyTavern messages
 first), ``seed``, ``session`` and ``trace``.
 
-Functions here named ``*_job`` run in a worker thread, never on the event loop.
+Functions here named ``*_job`` run off the event loop, in a worker thread, but for
+``activate_job``, which runs on the loop itself when the evaluation is known to be short (see
+``service.Service.runs_inline``).
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ import asyncio
 import hashlib
 import json
 import random
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -74,9 +78,11 @@ async def run_activate(svc: Service, body: ActivateBody,
     async with svc.session_locks.hold(body.session), compiled.lock:
         if waits and await is_disconnected():    # the client left while it waited: skip it
             return None
-        result: dict[str, Any] = await svc.run_activation(
-            activate_job, compiled, sc, mode, store=svc.store, session=body.session, seed=body.seed,
-            trace=body.trace, metrics=svc.metrics, trace_focus=body.trace_focus)
+        job = partial(activate_job, compiled, sc, mode, store=svc.store, session=body.session, seed=body.seed,
+                      trace=body.trace, metrics=svc.metrics, trace_focus=body.trace_focus)
+        if svc.runs_inline(compiled, body.trace, len(body.turns or ())):
+            return job()
+        result: dict[str, Any] = await svc.run_activation(job)
     return result
 
 
@@ -184,11 +190,13 @@ def activate_job(compiled: Compiled, sc: dict[str, Any], mode: Mode, *, store: S
                  trace_focus: list[str] | None = None) -> dict[str, Any]:
     """Run the body's evaluations on compiled books (the caller holds their lock); with a session,
     read its timed state first and store the state after the last evaluation that was not a dry run."""
-    record = store.session(session) if session is not None else None
-    timed = record.timed if record is not None else None
+    timed = store.timed(session) if session is not None else None
     rng = random.Random(seed) if seed is not None else None
     with scenario_errors():
+        started = time.perf_counter()
         pairs = evaluate_scenario(compiled.lore, sc, timed=timed, rng=rng, trace=trace, trace_focus=trace_focus)
+        if not trace:
+            compiled.note((time.perf_counter() - started) / len(pairs))
         shaped = [_shape(compiled, request, result, mode, trace) for request, result in pairs]
     metrics.activations.inc(len(pairs))
     metrics.entries_activated.inc(sum(len(result.activated) for _, result in pairs))

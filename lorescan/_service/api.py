@@ -1,11 +1,12 @@
 """The routes: books, activation, sessions, health and metrics.
 
-Handlers stay on the event loop only to check names and find things in memory; reading files,
-linting, compiling, activating and the store's reads and writes run in worker threads (see
-``service.Service``). Requests on one session run one after another, in the order they arrive,
-so each sees the timed state the previous one stored; other sessions never wait on them. An
-activation holds its compiled books' lock (see ``cache``) from before it is handed to a worker
-thread until it is done.
+Handlers stay on the event loop to check names, find things in memory and run short activations
+(an untraced evaluation of a book whose evaluations take a few ms); reading files, linting,
+compiling, long activations and the store's reads and writes outside an activation run in worker
+threads (see ``service.Service``). Requests on one session run one after another, in the order
+they arrive, so each sees the timed state the previous one stored; other sessions never wait on
+them longer than an activation takes. An activation holds its compiled books' lock (see
+``cache``) from before it runs (or is handed to a worker thread) until it is done.
 """
 
 from __future__ import annotations

@@ -2,16 +2,21 @@
 
 Plain ASGI layers wrap the routes, outermost first: metrics (requests and latency per route),
 CORS when ``--cors`` names origins (a browser's preflight request carries no token), the token
-check (every path but ``/healthz`` and the workbench page's static files), and the body limit (a declared length over
-``--max-body-mb`` is refused before the body is read; a streamed one as soon as it crosses the
-limit). Every error reply, an unknown route's included, is ``{"error": {"type", "message",
-"field"}}``; an unexpected exception is logged with its traceback and answered with a one-line
-``internal`` error, never the traceback.
+check (every path but ``/healthz`` and the workbench page's static files), the body limit (a
+declared length over ``--max-body-mb`` is refused before the body is read; a streamed one as soon
+as it crosses the limit), and the activation layer: a ``POST /v1/activate`` whose body is a JSON object that reads
+as a valid :class:`ActivateBody` is answered there, without the framework's per-request work
+(routing, dependencies, a second pass over the body), by the same function the route calls; any
+other body goes on to the route itself, as read, so its error is the route's. Every error reply,
+an unknown route's included, is ``{"error": {"type", "message", "field"}}``; an unexpected
+exception is logged with its traceback and answered with a one-line ``internal`` error, never the
+traceback.
 """
 
 from __future__ import annotations
 
 import hmac
+import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
@@ -20,6 +25,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
@@ -27,11 +33,12 @@ from starlette.responses import Response
 
 from .. import __version__
 from .._errors import LorescanError
+from .activation import run_activate
 from .api import router
 from .config import ServiceConfig
 from .errors import ServiceError, error_body, from_lorescan
 from .metrics import Metrics
-from .models import UNION_TAGS
+from .models import UNION_TAGS, ActivateBody
 from .proxy import Proxy
 from .proxy import router as proxy_router
 from .service import Service, json_bytes
@@ -78,6 +85,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
     app.include_router(proxy_router)
     app.include_router(workbench_router)
     _add_error_handlers(app)
+    app.add_middleware(ActivateLayer, service=service, route=_route("/v1/activate"))
     app.add_middleware(BodyLimit, limit=config.max_body_bytes, mb=config.max_body_mb)   # innermost
     app.add_middleware(TokenCheck, token=config.token)
     if config.cors_origins:     # a browser's preflight carries no token: answered before the check
@@ -242,11 +250,91 @@ class Cors(CORSMiddleware):
         return reply
 
 
+def _route(path: str) -> Any:
+    return next(r for r in router.routes if getattr(r, "path", None) == path)
+
+
+def _json_type(scope: Scope) -> bool:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-type":
+            kind = value.split(b";", 1)[0].strip().lower()
+            return kind == b"application/json"
+    return False
+
+
+def _activate_body(data: bytes) -> ActivateBody | None:
+    """The body as the route reads it, or ``None`` when the route would refuse it."""
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    try:
+        return ActivateBody.model_validate(value)
+    except ValidationError:
+        return None
+
+
+def _replay(data: bytes, receive: Receive) -> Receive:
+    """``receive`` with the body already read given again first."""
+    sent = False
+
+    async def again() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": data, "more_body": False}
+        return await receive()
+
+    return again
+
+
+class ActivateLayer:
+    """``POST /v1/activate`` answered without the framework's routing and body handling (see the
+    module docstring); the reply is byte for byte the route's."""
+
+    def __init__(self, app: ASGIApp, service: Service, route: Any) -> None:
+        self.app, self.service, self.route = app, service, route
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != "/v1/activate" or scope["method"] != "POST" \
+                or not _json_type(scope):
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        try:
+            data = await request.body()
+        except HTTPException as exc:                # over the body limit
+            await _http_reply(request, exc)(scope, receive, send)
+            return
+        except Exception:
+            await _http_reply(request, HTTPException(400, "There was an error parsing the body"))(scope, receive, send)
+            return
+        body = _activate_body(data)
+        if body is None:
+            await self.app(scope, _replay(data, receive), send)
+            return
+        scope["route"] = self.route
+        reply: Response
+        try:
+            result = await run_activate(self.service, body, request.is_disconnected)
+        except ServiceError as exc:
+            reply = _reply(exc.status, exc.body())
+        except LorescanError as exc:
+            err = from_lorescan(exc)
+            reply = _reply(err.status, err.body())
+        else:
+            reply = Response(status_code=499) if result is None else self.service.json_response({"result": result})
+        await reply(scope, receive, send)
+
+
 class Measure:
     """Count requests and time them per route template (``unmatched`` for unknown paths)."""
 
     def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
         self.app, self.metrics = app, metrics
+        self._series: dict[tuple[str, str, int], tuple[Any, Any]] = {}    # the two metrics' children
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -267,5 +355,10 @@ class Measure:
             route = scope.get("route")
             name = getattr(route, "path", None) or "unmatched"
             method = scope.get("method", "")
-            self.metrics.requests.labels(name, method, str(status)).inc()
-            self.metrics.latency.labels(name, method).observe(time.perf_counter() - started)
+            series = self._series.get((name, method, status))
+            if series is None:
+                series = (self.metrics.requests.labels(name, method, str(status)),
+                          self.metrics.latency.labels(name, method))
+                self._series[(name, method, status)] = series
+            series[0].inc()
+            series[1].observe(time.perf_counter() - started)

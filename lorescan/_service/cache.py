@@ -10,8 +10,8 @@ that arrive while a key compiles wait for that compile (single flight). A compil
 mutates its memos (key hits per message, macro-bound indexes, scan orders) while it activates, so
 each cached entry carries a lock that every activation on it holds while it runs (see ``api``):
 activations of different books run side by side, activations of one book one at a time, in the
-order they arrived. The lock is taken on the event loop before a worker thread is asked for, so a
-thread is only ever busy with an activation that can run.
+order they arrived. The lock is taken on the event loop before the activation runs there or a
+worker thread is asked for, so a thread is only ever busy with an activation that can run.
 
 Sizes are estimates from the books' text (a compiled book of 20,000 generated entries takes about
 63 MB, ~3,100 bytes per entry); least recently used entries are evicted beyond the bound, and the
@@ -53,14 +53,25 @@ def estimate_bytes(books: Iterable[Lorebook]) -> int:
     return total
 
 
+#: weight of the newest evaluation in :attr:`Compiled.seconds`
+RECENT_WEIGHT = 0.2
+
+
 @dataclass
 class Compiled:
-    """A compiled set of books, its estimated size, and the lock its activations hold (first come,
-    first served)."""
+    """A compiled set of books, its estimated size, the lock its activations hold (first come,
+    first served), and how long one untraced evaluation on it takes lately (``None`` before the
+    first), which decides where the next one runs (see ``service.Service.runs_inline``)."""
 
     lore: Lore
     size: int
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    seconds: float | None = None
+
+    def note(self, seconds: float) -> None:
+        """Fold one evaluation's time into :attr:`seconds` (a moving average)."""
+        old = self.seconds
+        self.seconds = seconds if old is None else old + RECENT_WEIGHT * (seconds - old)
 
 
 class CompiledCache:

@@ -34,7 +34,8 @@ class ServiceConfig:
 
     ``token``: every route but ``/healthz`` needs ``Authorization: Bearer <token>`` (``None``: open).
     ``max_body_mb``: the largest request body. ``cache_mb``: the bound on compiled books kept in
-    memory (estimated sizes). ``workers``: threads that run activations. ``cors_origins``: web
+    memory (estimated sizes). ``workers``: threads that run the long activations (traced, or slow books; short
+    ones run on the event loop). ``cors_origins``: web
     origins whose pages may call the service from a browser (``*`` for any). ``owns_process``: the
     service is the whole process (``lorescan serve``), so compiled books may be frozen out of the
     cyclic collector with ``gc.freeze()``, which is process-wide (an embedding app keeps its own

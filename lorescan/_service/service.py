@@ -1,16 +1,19 @@
 """What one running service holds: the store, the compiled-book cache, the metrics, its thread
 pools and the per-session locks.
 
-Concurrency model: the event loop only parses requests and looks things up in memory. Activations
-run in a pool of ``--workers`` threads; an activation holds the lock of the compiled books it uses
-(a ``Lore`` mutates its memos while it activates), taken on the event loop in arrival order, so
-activations of one set of books run one at a time, first come first served, and activations of
-other books run beside them; a waiting request never holds a thread. Python runs one thread's bytecode at a time,
-so the threads share one core for the engine's own work; they keep the event loop free and let
-regex searches (which release the interpreter lock) and the store overlap. Compiles run in a pool
-of their own, so a large book compiling never delays activations of books already compiled.
-Reading and linting sent books, rendering them and the store's reads and writes outside an
-activation run in an I/O pool.
+Concurrency model: the event loop parses requests, looks things up in memory and runs the short
+activations itself. An activation holds the lock of the compiled books it uses (a ``Lore`` mutates
+its memos while it activates), taken on the event loop in arrival order, so activations of one set
+of books run one at a time, first come first served. An untraced evaluation on books whose recent
+evaluations took under ``INLINE_SECONDS`` (a few ms for a 20,000-entry book) runs on the loop: the
+engine's work is pure Python, so a thread would only take the interpreter lock from the loop and
+hand it back, which costs more than the evaluation saves. Traced requests, multi-turn requests
+whose turns together would take longer, and books whose evaluations are slow (or not measured yet)
+run in a pool of ``--workers`` threads, so the loop keeps answering other requests meanwhile (the
+interpreter switches threads every few ms); a waiting request never holds a thread. Compiles run
+in a pool of their own, so a large book compiling never delays activations of books already
+compiled. Reading and linting sent books, rendering them and the store's reads and writes outside
+an activation run in an I/O pool.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from fastapi import Response
 
 from .._errors import LorescanError
 from .._mode import Mode, mode_for, with_options
-from .cache import CompiledCache
+from .cache import Compiled, CompiledCache
 from .config import ServiceConfig
 from .errors import ServiceError
 from .metrics import Metrics
@@ -39,6 +42,8 @@ from .store import Store
 T = TypeVar("T")
 DEFAULT_VERSION = "1.18"
 DEFAULT_TOKENIZER = "chars4"
+#: the longest a request's evaluations may be expected to take and still run on the event loop
+INLINE_SECONDS = 0.02
 
 
 class SessionLocks:
@@ -106,6 +111,13 @@ class Service:
     async def run_io(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.io_pool, partial(fn, *args, **kwargs))
+
+    @staticmethod
+    def runs_inline(compiled: Compiled, trace: bool, turns: int) -> bool:
+        """Whether a request's evaluations run on the event loop (see the module docstring): not
+        traced, and expected to take under ``INLINE_SECONDS`` from the books' recent evaluations."""
+        recent = compiled.seconds
+        return not trace and recent is not None and recent * max(1, turns) < INLINE_SECONDS
 
     async def run_activation(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()

@@ -6,7 +6,10 @@ timed-effect state (sticky and cooldown records, with the hashes that tie them t
 as JSON. Nothing in a request becomes a file path: names are keys in the database.
 
 One connection serves every thread, behind a lock; each write is its own transaction, so what a
-reply reports is stored. :meth:`Store.close` checkpoints the log into the database file.
+reply reports is stored. :meth:`Store.close` checkpoints the log into the database file. The
+timed state of the sessions used last is also kept in memory (:meth:`Store.timed`), so a
+generation reads its session's state without a query and a parse; the database stays the truth
+(written on every generation, read after a restart).
 """
 
 from __future__ import annotations
@@ -15,11 +18,15 @@ import json
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from .._model import TimedState
+
+#: sessions whose timed state is kept in memory (the most recently used)
+TIMED_KEPT = 4096
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS books (
@@ -85,6 +92,7 @@ class Store:
         rows = self._db.execute("SELECT name, hash, format, scope, entries, size, updated FROM books").fetchall()
         #: every stored book by name (kept in memory: a request names books on every activation)
         self.books: dict[str, BookRecord] = {r[0]: BookRecord(*r) for r in rows}
+        self._timed: OrderedDict[str, TimedState] = OrderedDict()
         self._closed = False
 
     # -- books -------------------------------------------------------------------------------
@@ -121,6 +129,27 @@ class Store:
             return None
         return SessionRecord(session_id, TimedState.model_validate(json.loads(row[0])), row[1], row[2])
 
+    def timed(self, session_id: str) -> TimedState | None:
+        """A session's timed state (``None`` for a new session), from memory when it was used lately.
+        The state is shared: read it, never change it (the engine copies the state it is given)."""
+        with self._lock:
+            state = self._timed.get(session_id)
+            if state is not None:
+                self._timed.move_to_end(session_id)
+                return state
+        record = self.session(session_id)
+        if record is None:
+            return None
+        with self._lock:
+            self._remember(session_id, record.timed)
+        return record.timed
+
+    def _remember(self, session_id: str, state: TimedState) -> None:
+        self._timed[session_id] = state
+        self._timed.move_to_end(session_id)
+        if len(self._timed) > TIMED_KEPT:
+            self._timed.popitem(last=False)
+
     def save_session(self, session_id: str, timed: TimedState, generations: int) -> None:
         """Record a chat's timed state after ``generations`` more generations."""
         state = json.dumps(timed.to_json(with_hash=True), ensure_ascii=False)
@@ -130,9 +159,11 @@ class Store:
                 "ON CONFLICT(id) DO UPDATE SET state = excluded.state, "
                 "generations = sessions.generations + excluded.generations, updated = excluded.updated",
                 (session_id, state, generations, time.time()))
+            self._remember(session_id, timed)
 
     def delete_session(self, session_id: str) -> bool:
         with self._lock:
+            self._timed.pop(session_id, None)
             return self._db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0
 
     def session_count(self) -> int:
