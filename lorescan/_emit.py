@@ -13,7 +13,6 @@ from typing import Any
 from . import _js
 from ._budget import BudgetMeter
 from ._compile import CompiledEntry, ForcedEntry
-from ._memo import trim_oldest
 from ._model import Activation, ActivationResult, DepthGroup, ExampleEntry, construct
 from ._state import EvalState
 
@@ -132,7 +131,8 @@ def _records(st: EvalState, activated: list[CompiledEntry], shared: dict[int, Ac
     of another."""
     content, pass_of = st.content, st.pass_of
     acts = []
-    trim_oldest(shared, 50_000)
+    if len(shared) > 50_000:
+        shared.clear()
     for ce in activated:
         g = ce.gid
         text, pass_index = content.get(g, ce.content), pass_of.get(g, 0)

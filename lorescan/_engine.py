@@ -23,7 +23,6 @@ from ._emit import emit
 from ._index import BoundIndex, KeyIndex
 from ._macros import MacroEnv, substitute
 from ._match import MatchMode
-from ._memo import trim_oldest
 from ._mode import Mode, mode_for, with_options
 from ._model import GENERATION_TYPES, Activation, ActivationResult, ChatMessage, Lorebook, Settings
 from ._plan import Plan, card_books_first, plan_books
@@ -133,12 +132,10 @@ class Lore:
     def _substituted(self, env: MacroEnv) -> dict[str, str]:
         """Entry contents with the macros of ``env`` substituted, remembered (contents recur)."""
         got = self._contents.get(env)
-        if got is None:
+        if got is None or len(got) > 20_000:
             if len(self._contents) > 16:
                 self._contents.clear()
             got = self._contents[env] = {}
-        else:
-            trim_oldest(got, 20_000)
         return got
 
     def _index(self, env: MacroEnv, settings: Settings) -> BoundIndex:

@@ -18,7 +18,6 @@ from ._keys import MACRO, SKIP, Key, KeyItem, Needles, prepare_items, prepare_ma
 from ._keys_unicode import UnicodeNeedles
 from ._macros import MacroEnv
 from ._match import SILLYTAVERN, UNICODE, MatchMode, fold, nfc
-from ._memo import trim_oldest
 
 
 class Sentinel(enum.Enum):
@@ -307,7 +306,8 @@ class BoundIndex:
             self._find(text, found)
             self.refresh()
         result = frozenset(found)
-        trim_oldest(self.hits_memo, 20000)    # messages and recursed contents; about 15 MB at most
+        if len(self.hits_memo) > 20000:    # messages and recursed contents; about 15 MB at most
+            self.hits_memo.clear()
         self.hits_memo[text] = result
         return result
 

@@ -25,7 +25,6 @@ from ._index import BoundIndex
 from ._jsregex import PIECE_MARKED, JsRegex
 from ._keys import EMPTY, MARKER, REGEX, SKIP, TIMED_OUT, Key, KeyItem, match_key_text
 from ._macros import MacroEnv, substitute
-from ._memo import trim_oldest
 from ._model import ChatMessage
 
 MAX_SCAN_DEPTH = 1000
@@ -287,7 +286,8 @@ class ScanBuffer:
                     # as one search of the whole text would: no match, and one timeout's worth of
                     # time (the pieces left are not tried); not remembered, so tried again next time
                     return False
-                trim_oldest(memo, 100_000)
+                if len(memo) > 100_000:
+                    memo.clear()
                 memo[mk] = got
             elif got is TIMED_OUT:   # noted when the regex needle's search timed out on this piece
                 return False

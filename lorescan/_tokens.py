@@ -13,7 +13,6 @@ from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 from ._js import JS_WHITESPACE, utf16_len
-from ._memo import trim_oldest
 
 _WORD = re.compile("[^" + re.escape(JS_WHITESPACE) + "]+")
 
@@ -63,7 +62,8 @@ class Cl100k:
         n = self._memo.get(text)
         if n is None:
             n = _count_cl100k(text)
-            trim_oldest(self._memo, 20000)
+            if len(self._memo) > 20000:
+                self._memo.clear()
             self._memo[text] = n
         return n + 6 if self.chat_overhead else n
 
@@ -72,7 +72,8 @@ class Cl100k:
         n = self.line_counts.get(line)
         if n is None:   # remembered here only: ``count``'s memo would keep a copy of every line
             n = _count_cl100k(line + "\n") + (6 if self.chat_overhead else 0)
-            trim_oldest(self.line_counts, 20000)
+            if len(self.line_counts) > 20000:
+                self.line_counts.clear()
             self.line_counts[line] = n
         return n
 
