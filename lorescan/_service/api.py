@@ -12,6 +12,7 @@ them longer than an activation takes. An activation holds its compiled books' lo
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
@@ -122,8 +123,13 @@ async def delete_book(name: BookName, request: Request) -> Response:
 @router.post("/v1/activate", responses={**ERRORS, 200: {"model": ActivateReply}})
 async def activate(body: ActivateBody, request: Request) -> Response:
     """Run world-info activation: a conformance scenario's inputs in, ``{"result": <expected shape>}`` out."""
-    svc = _service(request)
-    result = await run_activate(svc, body, request.is_disconnected)
+    return await activation_reply(_service(request), body, request.is_disconnected)
+
+
+async def activation_reply(svc: Service, body: ActivateBody,
+                           is_disconnected: Callable[[], Awaitable[bool]]) -> Response:
+    """The reply to one activation body: the route's, and the activation layer's in front of it."""
+    result = await run_activate(svc, body, is_disconnected)
     if result is None:                  # the client left while it waited
         return Response(status_code=499)
     return svc.json_response({"result": result})

@@ -33,8 +33,7 @@ from starlette.responses import Response
 
 from .. import __version__
 from .._errors import LorescanError
-from .activation import run_activate
-from .api import router
+from .api import activation_reply, router
 from .config import ServiceConfig
 from .errors import ServiceError, error_body, from_lorescan
 from .metrics import Metrics
@@ -101,15 +100,16 @@ def _reply(status: int, body: dict[str, Any], headers: Mapping[str, str] | None 
     return Response(json_bytes(body), status_code=status, media_type="application/json", headers=headers)
 
 
-def _add_error_handlers(app: FastAPI) -> None:
-    async def service_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, ServiceError)
-        return _reply(exc.status, exc.body())
+def _error_reply(exc: ServiceError | LorescanError) -> Response:
+    """The reply to an error the service or the library raised for a request."""
+    err = from_lorescan(exc) if isinstance(exc, LorescanError) else exc
+    return _reply(err.status, err.body())
 
-    async def lorescan_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, LorescanError)
-        err = from_lorescan(exc)
-        return _reply(err.status, err.body())
+
+def _add_error_handlers(app: FastAPI) -> None:
+    async def known_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, (ServiceError, LorescanError))
+        return _error_reply(exc)
 
     async def validation_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
@@ -123,8 +123,8 @@ def _add_error_handlers(app: FastAPI) -> None:
         log.exception("internal error on %s %s", request.method, request.url.path)
         return _reply(500, error_body("internal", f"internal error ({type(exc).__name__}); please report it"))
 
-    app.add_exception_handler(ServiceError, service_error)
-    app.add_exception_handler(LorescanError, lorescan_error)
+    app.add_exception_handler(ServiceError, known_error)
+    app.add_exception_handler(LorescanError, known_error)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(Exception, unexpected)
@@ -316,16 +316,10 @@ class ActivateLayer:
             await self.app(scope, _replay(data, receive), send)
             return
         scope["route"] = self.route
-        reply: Response
         try:
-            result = await run_activate(self.service, body, request.is_disconnected)
-        except ServiceError as exc:
-            reply = _reply(exc.status, exc.body())
-        except LorescanError as exc:
-            err = from_lorescan(exc)
-            reply = _reply(err.status, err.body())
-        else:
-            reply = Response(status_code=499) if result is None else self.service.json_response({"result": result})
+            reply = await activation_reply(self.service, body, request.is_disconnected)
+        except (ServiceError, LorescanError) as exc:
+            reply = _error_reply(exc)
         await reply(scope, receive, send)
 
 
