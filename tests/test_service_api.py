@@ -156,7 +156,7 @@ def test_trace_adds_events_and_explanations(client: httpx.Client) -> None:
 
 
 def test_the_activation_layer_answers_as_the_route_does(client: httpx.Client) -> None:
-    # a +json media type is JSON to the route but not taken by the activation layer: the two
+    # a +json media type is JSON to the route but not taken by the direct routes: the two
     # replies must be the same bytes, and so must their errors
     body = {"stored_books": ["saltmere"], "chat": chat_json(6), "seed": 3, "user_name": "Rowan",
             "settings": {"world_info_recursive": True}}
@@ -398,3 +398,18 @@ def test_a_bug_is_a_500_in_the_error_shape_without_a_traceback(tmp_path: Path,
     assert "a bug" not in reply.text and health.status_code == 200
     # an app embedded in another process leaves its collector alone (only `lorescan serve` freezes)
     assert gc.get_freeze_count() == frozen
+
+
+def test_openai_messages_are_read_once_per_role_content_name_and_names() -> None:
+    from lorescan._service.activation import _messages
+
+    chat = [{"role": "user", "content": "the bell"}, {"role": "assistant", "content": "It rings.", "name": "Bo"}]
+    first = _messages(chat, "chat", "Rowan", "Ines")
+    assert [(m.name, m.is_user, m.mes) for m in first] == [("Rowan", True, "the bell"), ("Bo", False, "It rings.")]
+    assert all(a is b for a, b in zip(_messages(chat, "chat", "Rowan", "Ines"), first))    # remembered
+    other = _messages(chat, "chat", "Sam", "Ines")                # other names: read again
+    assert [m.name for m in other] == ["Sam", "Bo"]
+    parts = _messages([{"role": "user", "content": [{"type": "text", "text": "hi"}]},
+                       {"name": "U", "is_user": True, "mes": "as is"}], "chat", "Rowan", "Ines")
+    assert (parts[0].name, parts[0].mes) == ("Rowan", "hi")
+    assert parts[1] == {"name": "U", "is_user": True, "mes": "as is"}

@@ -540,3 +540,16 @@ def test_bad_upstream_options_are_one_line_errors(tmp_path: Path) -> None:
                         "--upstream-key-env: the environment variable LORESCAN_TEST_UNSET is not set")):
         out = serve(*args)
         assert out.returncode == 2 and out.stderr == f"lorescan: error: {says}\n", out.stderr
+
+
+@pytest.mark.parametrize("keys", [
+    [], [""], ["harbour.0", "harbour.12"], ["a,b", "c"], ["x%y"], ["é.2", "plain.1"], ["sp ace.3"],
+    [chr(c) + ".1" for c in range(0x20, 0x80)], ["tab\t.1", "\x7f.2"],
+])
+def test_the_activated_header_encodes_exactly_what_needs_it(keys: list[str]) -> None:
+    from urllib.parse import quote
+
+    from lorescan._service.proxy import _SAFE, activated_header
+
+    assert activated_header(keys) == ",".join(quote(k, safe=_SAFE) for k in keys)
+    assert activated_header(["a,b", "c"]) == "a%2Cb,c"

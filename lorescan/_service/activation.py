@@ -31,7 +31,7 @@ from .._evidence import budget_use, closest_miss, message_spans
 from .._explain import entries_by_key, explain_many
 from .._formats.chats import role_message
 from .._mode import Mode
-from .._model import ActivationResult, Lorebook, Settings, validation_error
+from .._model import ActivationResult, ChatMessage, Lorebook, Settings, validation_error
 from .._request import ActivationRequest
 from .._results import result_json
 from .._scenario import evaluate_scenario, scenario_books, scenario_errors
@@ -120,14 +120,36 @@ def check_settings(data: Any, where: str) -> None:
         raise ServiceError(422, "invalid_request", err.message, err.field or f"{where}.{loc}") from None
 
 
+#: OpenAI-style user and assistant messages already read, by (role, content, name, user, char): a
+#: chat is sent again with every generation, so each message is read once (the messages are never
+#: changed once made; cleared past ``_ROLE_MESSAGES_KEPT``)
+_ROLE_MESSAGES: dict[tuple[str, str, str | None, str, str], ChatMessage] = {}
+_ROLE_MESSAGES_KEPT = 50_000
+
+
 def _messages(items: list[Any], where: str, user_name: str, char_name: str) -> list[Any]:
+    """The chat with OpenAI-style messages read as SillyTavern messages (others as they are)."""
     out = []
+    memo = _ROLE_MESSAGES
     for i, item in enumerate(items):
         if isinstance(item, dict) and "role" in item and "mes" not in item:
+            role, content, name = item["role"], item.get("content"), item.get("name")
+            key = None
+            if (role == "user" or role == "assistant") and type(content) is str \
+                    and (name is None or type(name) is str):
+                key = (role, content, name, user_name, char_name)
+                got = memo.get(key)
+                if got is not None:
+                    out.append(got)
+                    continue
             try:
-                item = role_message(item, f"{where}[{i}]", None, user_name, char_name).model_dump()
+                item = role_message(item, f"{where}[{i}]", None, user_name, char_name)
             except LorescanError as exc:
                 raise ServiceError(422, "invalid_request", exc.message, f"{where}[{i}]") from None
+            if key is not None:
+                if len(memo) >= _ROLE_MESSAGES_KEPT:
+                    memo.clear()
+                memo[key] = item
         out.append(item)
     return out
 

@@ -63,6 +63,7 @@ HEADER_FIELDS = {"books": "stored_books", "settings": "settings", "user": "user_
                  "seed": "seed"}
 _BODY_NAMES = {v: k for k, v in HEADER_FIELDS.items()}
 _SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in ",%")
+_PLAIN_KEYS = re.compile(r"[\x21-\x24\x26-\x7e]*")     # what quote() keeps, and commas
 
 
 class Proxy:
@@ -332,6 +333,10 @@ def shown_url(url: str) -> str:
 
 
 def activated_header(keys: list[str]) -> str:
+    """The activated keys, comma-separated, each percent-encoded where it needs to be."""
+    joined = ",".join(keys)
+    if _PLAIN_KEYS.fullmatch(joined) and joined.count(",") == len(keys) - 1:    # the common case: nothing to encode
+        return joined
     return ",".join(quote(key, safe=_SAFE) for key in keys)
 
 
