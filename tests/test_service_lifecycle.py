@@ -192,3 +192,25 @@ print(json.dumps({"keys": keys, "status": status, "loaded": loaded}))
     assert got == {"keys": ["saltmere.0", "saltmere.1"], "status": 2, "loaded": []}
     assert out.stderr.strip() == ("lorescan: error: lorescan serve needs fastapi, uvicorn, prometheus_client, httptools: "
                                   "pip install 'lorescan[serve]'")
+
+
+def test_a_completion_over_the_body_limit_is_refused_as_it_streams_in(tmp_path: Path) -> None:
+    from .fake_upstream import FakeUpstream
+
+    fake = FakeUpstream().start()
+    srv = Server(tmp_path / "data", "--max-body-mb", "0.05", "--upstream", fake.url)
+    try:
+        with srv.client() as c:
+            def chunks() -> Iterator[bytes]:            # no declared length: refused as it streams in
+                for _ in range(6):
+                    yield b" " * 10_000
+
+            reply = c.post("/v1/chat/completions", content=chunks(), headers={"Content-Type": "application/json"})
+            assert_error(reply, 413, "body_too_large", None, "0.05 MB")
+            assert c.post("/v1/chat/completions", json={"model": "m", "messages": []}).status_code == 200
+            counted = [ln for ln in c.get("/metrics").text.splitlines()
+                       if ln.startswith("lorescan_requests_total{") and "/v1/chat/completions" in ln]
+            assert sorted(ln.rsplit("status=", 1)[1] for ln in counted) == ['"200"} 1.0', '"413"} 1.0']
+    finally:
+        assert srv.stop() in STOPPED, srv.output()
+        fake.stop()

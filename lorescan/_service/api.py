@@ -128,7 +128,7 @@ async def activate(body: ActivateBody, request: Request) -> Response:
 
 async def activation_reply(svc: Service, body: ActivateBody,
                            is_disconnected: Callable[[], Awaitable[bool]]) -> Response:
-    """The reply to one activation body: the route's, and the activation layer's in front of it."""
+    """The reply to one activation body: the route's, and that of ``app.DirectRoutes`` in front of it."""
     result = await run_activate(svc, body, is_disconnected)
     if result is None:                  # the client left while it waited
         return Response(status_code=499)

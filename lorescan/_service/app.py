@@ -4,10 +4,12 @@ Plain ASGI layers wrap the routes, outermost first: metrics (requests and latenc
 CORS when ``--cors`` names origins (a browser's preflight request carries no token), the token
 check (every path but ``/healthz`` and the workbench page's static files), the body limit (a
 declared length over ``--max-body-mb`` is refused before the body is read; a streamed one as soon
-as it crosses the limit), and the activation layer: a ``POST /v1/activate`` whose body is a JSON object that reads
-as a valid :class:`ActivateBody` is answered there, without the framework's per-request work
-(routing, dependencies, a second pass over the body), by the same function the route calls; any
-other body goes on to the route itself, as read, so its error is the route's. Every error reply,
+as it crosses the limit), and the direct routes (:class:`DirectRoutes`), which answer the two
+routes every generation calls without the framework's per-request work (routing, dependencies, a
+second pass over the body): a ``POST /v1/activate`` whose body is a JSON object that reads as a
+valid :class:`ActivateBody` is answered by the same function the route calls, and any other body
+goes on to the route itself, as read, so its error is the route's; a ``POST /v1/chat/completions``
+is answered by the proxy's route function itself. Every error reply,
 an unknown route's included, is ``{"error": {"type", "message", "field"}}``; an unexpected
 exception is logged with its traceback and answered with a one-line ``internal`` error, never the
 traceback.
@@ -38,7 +40,7 @@ from .config import ServiceConfig
 from .errors import ServiceError, error_body, from_lorescan
 from .metrics import Metrics
 from .models import UNION_TAGS, ActivateBody
-from .proxy import Proxy
+from .proxy import Proxy, chat_completions
 from .proxy import router as proxy_router
 from .service import Service, json_bytes
 from .workbench import is_public
@@ -84,7 +86,8 @@ def create_app(config: ServiceConfig) -> FastAPI:
     app.include_router(proxy_router)
     app.include_router(workbench_router)
     _add_error_handlers(app)
-    app.add_middleware(ActivateLayer, service=service, route=_route("/v1/activate"))
+    app.add_middleware(DirectRoutes, service=service, activate=_route(router, "/v1/activate"),
+                       completions=_route(proxy_router, "/v1/chat/completions"))
     app.add_middleware(BodyLimit, limit=config.max_body_bytes, mb=config.max_body_mb)   # innermost
     app.add_middleware(TokenCheck, token=config.token)
     if config.cors_origins:     # a browser's preflight carries no token: answered before the check
@@ -250,8 +253,8 @@ class Cors(CORSMiddleware):
         return reply
 
 
-def _route(path: str) -> Any:
-    return next(r for r in router.routes if getattr(r, "path", None) == path)
+def _route(routes: Any, path: str) -> Any:
+    return next(r for r in routes.routes if getattr(r, "path", None) == path)
 
 
 def _json_type(scope: Scope) -> bool:
@@ -290,18 +293,27 @@ def _replay(data: bytes, receive: Receive) -> Receive:
     return again
 
 
-class ActivateLayer:
-    """``POST /v1/activate`` answered without the framework's routing and body handling (see the
-    module docstring); the reply is byte for byte the route's."""
+class DirectRoutes:
+    """The two routes every generation calls, answered without the framework's routing (see the
+    module docstring): ``POST /v1/activate`` (a body the route would refuse goes on to the route)
+    and ``POST /v1/chat/completions`` (the route's own function, called here). Replies are byte
+    for byte the routes'."""
 
-    def __init__(self, app: ASGIApp, service: Service, route: Any) -> None:
-        self.app, self.service, self.route = app, service, route
+    def __init__(self, app: ASGIApp, service: Service, activate: Any, completions: Any) -> None:
+        self.app, self.service, self.activate, self.completions = app, service, activate, completions
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] != "/v1/activate" or scope["method"] != "POST" \
-                or not _json_type(scope):
-            await self.app(scope, receive, send)
-            return
+        if scope["type"] == "http" and scope["method"] == "POST":
+            path = scope["path"]
+            if path == "/v1/activate" and _json_type(scope):
+                await self._activate(scope, receive, send)
+                return
+            if path == "/v1/chat/completions":
+                await self._completion(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    async def _activate(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         try:
             data = await request.body()
@@ -315,11 +327,20 @@ class ActivateLayer:
         if body is None:
             await self.app(scope, _replay(data, receive), send)
             return
-        scope["route"] = self.route
+        scope["route"] = self.activate
         try:
             reply = await activation_reply(self.service, body, request.is_disconnected)
         except (ServiceError, LorescanError) as exc:
             reply = _error_reply(exc)
+        await reply(scope, receive, send)
+
+    async def _completion(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        scope["route"] = self.completions
+        try:
+            reply = await chat_completions(request)
+        except HTTPException as exc:                # the body over the limit, as the route's handler says
+            reply = _http_reply(request, exc)
         await reply(scope, receive, send)
 
 
