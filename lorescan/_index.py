@@ -266,6 +266,7 @@ class BoundIndex:
             main.needles.entries if self.over is None else main.needles.entries + over.entries).__getitem__
         #: per gid: its PlainEntry, None (the entry needs the full gate) or UNBUILT (see :meth:`plain`)
         self.plain_records: list[PlainEntry | None | Literal[Sentinel.UNBUILT]] = [UNBUILT] * main.size
+        self._tables: dict[object, PlaceTables] = {}
         self._deaths = self._count_deaths()
 
     def _count_deaths(self) -> int:
@@ -277,6 +278,18 @@ class BoundIndex:
         if deaths != self._deaths:
             self._deaths = deaths
             self.plain_records[:] = [UNBUILT] * len(self.plain_records)
+            self._tables = {}
+
+    def place_tables(self, plan: object, size: int) -> PlaceTables:
+        """The simple records' needles by place in ``plan``'s scan order (see :class:`PlaceTables`),
+        made on first use and filled as the engine meets the entries."""
+        got = self._tables.get(plan)
+        if got is None:
+            got = PlaceTables(size)
+            tables = dict(self._tables)     # published whole: another thread may be reading
+            tables[plan] = got
+            self._tables = tables
+        return got
 
     def regex_ready(self, key: Key) -> bool:
         """Whether a regex key is looked up as its regex needle (see :meth:`Needles.regex_ready`)."""
@@ -392,6 +405,29 @@ class PlainEntry:
 
 
 NEVER, CONSTANT, KEYED = range(3)
+
+
+class PlaceTables:
+    """A plan's simple records (:attr:`PlainEntry.simple`, not excluded from recursion) as plain
+    lists by place in scan order, so that a pass gates them without reading the entry or its
+    record: ``primary[i]``, the primary needle ids of one without secondary keys; ``secondary[i]``,
+    ``(primary, secondary, logic)`` of one with them; ``None`` in both for any other entry and for
+    one not met yet. Each place is written once, with what its record says."""
+
+    __slots__ = ("primary", "secondary")
+
+    def __init__(self, size: int) -> None:
+        self.primary: list[tuple[int, ...] | None] = [None] * size
+        self.secondary: list[tuple[tuple[int, ...], tuple[int, ...], int] | None] = [None] * size
+
+    def note(self, place: int, rec: PlainEntry) -> None:
+        """Write down a simple record met at ``place``."""
+        if rec.exclude_recursion:
+            return
+        if rec.secondary is None:
+            self.primary[place] = rec.primary
+        else:
+            self.secondary[place] = (rec.primary, rec.secondary, rec.logic)
 
 
 def _split(items: Sequence[KeyItem], ready: Callable[[Key], bool]) -> tuple[tuple[int, ...], tuple[Key, ...]]:

@@ -126,7 +126,23 @@ def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: 
     special = sticky | forced if forced else sticky     # these take the full gate
     excluding = state == RECURSION and bool(st.settings.world_info_recursive)
     entries = st.plan.entries
+    # simple records by place, read without the entry or its record (most candidates are simple)
+    tables = st.index.place_tables(st.plan, len(entries)) if plain is not None and not keyed else None
+    if tables is not None:
+        primary_at, secondary_at = tables.primary, tables.secondary
+        special_at = set(map(st.plan.pos.__getitem__, special)) if special else ()
     for i in order:
+        if tables is not None and i not in special_at:
+            needles = primary_at[i]
+            if needles is not None:
+                if not seen.isdisjoint(needles):
+                    now.append(entries[i])
+                continue
+            both = secondary_at[i]
+            if both is not None:
+                if not seen.isdisjoint(both[0]) and _secondary_hit(seen, both[1], both[2]):
+                    now.append(entries[i])
+                continue
         ce = entries[i]
         g = ce.gid
         if keyed and (ce.key if by_key else g) in activated:
@@ -138,16 +154,10 @@ def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: 
             if rec is not None:
                 # plain_gate's commonest cases, inline (delay and cooldown were left out by the caller)
                 if rec.simple:
-                    if (excluding and rec.exclude_recursion) or seen.isdisjoint(rec.primary):
-                        continue
-                    sec = rec.secondary
-                    if sec is None:
-                        now.append(ce)
-                        continue
-                    logic = rec.logic   # secondary_ok for needle ids only
-                    if (not seen.isdisjoint(sec) if logic == 0 else seen.isdisjoint(sec) if logic == 2
-                            else seen.issuperset(sec) if logic == 3
-                            else not seen.issuperset(sec) if logic == 1 else False):
+                    if tables is not None:
+                        tables.note(i, rec)
+                    if not (excluding and rec.exclude_recursion) and not seen.isdisjoint(rec.primary) \
+                            and (rec.secondary is None or _secondary_hit(seen, rec.secondary, rec.logic)):
                         now.append(ce)
                 elif rec.kind == CONSTANT:
                     if not (excluding and rec.exclude_recursion):
@@ -166,6 +176,12 @@ def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: 
         pos = st.plan.pos
         now.sort(key=lambda ce: (ce.gid not in sticky, not (forced_first and ce.gid in forced), pos[ce.gid]))
     return now
+
+
+def _secondary_hit(seen: set[int] | frozenset[int], sec: tuple[int, ...], logic: int) -> bool:
+    """``secondary_ok`` for needle ids only (AND ANY, NOT ALL, NOT ANY, AND ALL)."""
+    return (not seen.isdisjoint(sec) if logic == 0 else seen.isdisjoint(sec) if logic == 2
+            else seen.issuperset(sec) if logic == 3 else not seen.issuperset(sec) if logic == 1 else False)
 
 
 def gate(st: EvalState, ce: CompiledEntry, state: int) -> tuple[bool, str]:

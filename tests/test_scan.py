@@ -235,6 +235,26 @@ def test_a_regex_needle_that_times_out_is_given_up(monkeypatch) -> None:
     assert lore.activate(bad + [ChatMessage(name="U", mes="xyaab")], settings=s).activated_keys() == ["b.0", "b.1"]
 
 
+def test_an_entry_gated_by_its_regex_needle_is_read_again_once_the_needle_is_given_up(monkeypatch) -> None:
+    """The engine keeps the needles of simple entries by place; a regex needle given up makes its
+    entries' records, and those places, be read again (else the key would never match again)."""
+    from lorescan import _jsregex
+
+    monkeypatch.setattr(_jsregex, "REGEX_TIMEOUT_SECONDS", 0.05)
+    lore = lorescan.compile([Lorebook.from_entries("b", [{"uid": 0, "key": ["/xy(a|aa)+b/"]},
+                                                         {"uid": 1, "key": ["ok"]}])], tokenizer="words")
+    s = Settings(world_info_include_names=False, world_info_depth=10)
+    good = [ChatMessage(name="U", mes="xyaab ok")]
+    assert lore.activate(good, settings=s).activated_keys() == ["b.0", "b.1"]     # gated by its needle
+    index = lore._index(MacroEnv(), s)
+    plan = next(iter(lore._plans.values()))
+    assert index.place_tables(plan, 2).primary[plan.pos[0]] == (index.primary[0][0].rid,)
+    bad = [ChatMessage(name="U", mes="xy" + "a" * 60 + "!") for _ in range(3)] + [ChatMessage(name="U", mes="ok")]
+    assert lore.activate(bad, settings=s).activated_keys() == ["b.1"]             # the needle is given up
+    assert lore.activate(bad + good, settings=s).activated_keys() == ["b.0", "b.1"]     # the newest matches
+    assert index.place_tables(plan, 2).primary[plan.pos[0]] is None
+
+
 @pytest.mark.parametrize("key,expected", [
     ("bar", ["b.0", "b.1", "b.2"]),          # hits of each recursed content on its own
     ("foo\nbar", ["b.0", "b.1", "b.2"]),     # a needle that spans two contents: the joined text is scanned
