@@ -9,7 +9,6 @@ the exact text, so the result is always the one SillyTavern computes.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 from ._js import utf16_len
 from ._tokens import Chars4, TokenCounter, Words
@@ -48,30 +47,46 @@ class BudgetMeter:
             self._activated_tokens = count_lines(counter, lines) + old_tokens
 
     def new_pass(self) -> PassContent:
-        return PassContent(self)
+        """``newContent`` of a new pass, counted as this meter's counter allows."""
+        counter = self.counter
+        kind = (_Chars4Pass if isinstance(counter, Chars4) else _WordsPass if isinstance(counter, Words)
+                else _LinesPass if getattr(counter, "additive_at_line_starts", False) else _TextPass)
+        return kind(self)
 
 
 class PassContent:
     """``newContent`` of one pass, with its running token count.
 
-    ``add(content, ignore, base)`` appends ``content + "\\n"`` and tells whether the entry fits on
-    top of ``base`` tokens (always, for ``ignoreBudget``); it is picked per kind of counter.
+    ``add(content, ignore, base)`` appends ``content + "\n"`` and tells whether the entry fits on
+    top of ``base`` tokens (always, for ``ignoreBudget``); each kind of counter has its own class
+    (:meth:`BudgetMeter.new_pass` picks it), so that an evaluation, which calls it for every entry
+    it activates, makes no choice per entry and no reference cycle.
     """
-
-    add: Callable[[str, bool, int], bool]
 
     def __init__(self, meter: BudgetMeter) -> None:
         self.meter = meter
-        self.parts: list[str] = []
-        self._length = 0
-        counter = meter.counter
         self.tokens = 0
-        self._tally = _LineTally(counter)
-        # one ``add`` per kind of counter (an evaluation calls it for every entry it activates)
-        self.add = (self._add_chars4 if isinstance(counter, Chars4) else self._add_words if isinstance(counter, Words)
-                    else self._add_lines if getattr(counter, "additive_at_line_starts", False) else self._add_text)
 
-    def _add_lines(self, content: str, ignore: bool, base: int) -> bool:
+    def add(self, content: str, ignore: bool, base: int) -> bool:
+        raise NotImplementedError
+
+    def _fits(self, total: int, ignore: bool) -> bool:
+        meter = self.meter
+        if not ignore and total >= meter.budget:
+            return False
+        if total > meter.used:
+            meter.used = total
+        return True
+
+
+class _LinesPass(PassContent):
+    """For counters whose counts add up at line starts (see :class:`_LineTally`)."""
+
+    def __init__(self, meter: BudgetMeter) -> None:
+        super().__init__(meter)
+        self._tally = _LineTally(meter.counter)
+
+    def add(self, content: str, ignore: bool, base: int) -> bool:
         # _LineTally.add and _fits inlined for the common case (a line that starts a safe piece
         # and whose count is remembered): this runs for every entry an evaluation activates
         tally = self._tally
@@ -93,27 +108,39 @@ class PassContent:
             meter.used = total
         return True
 
-    def _add_chars4(self, content: str, ignore: bool, base: int) -> bool:
+
+class _Chars4Pass(PassContent):
+    """``chars4``: a quarter of the UTF-16 length, rounded up."""
+
+    def __init__(self, meter: BudgetMeter) -> None:
+        super().__init__(meter)
+        self._length = 0
+
+    def add(self, content: str, ignore: bool, base: int) -> bool:
         self._length += utf16_len(content) + 1
         self.tokens = math.ceil(self._length / 4)
         return self._fits(base + self.tokens, ignore)
 
-    def _add_words(self, content: str, ignore: bool, base: int) -> bool:
-        self.tokens += self.meter.counter.count(content)   # the "\n" adds no word
+
+class _WordsPass(PassContent):
+    """``words``: runs of non-space characters (the "\n" adds no word)."""
+
+    def add(self, content: str, ignore: bool, base: int) -> bool:
+        self.tokens += self.meter.counter.count(content)
         return self._fits(base + self.tokens, ignore)
 
-    def _add_text(self, content: str, ignore: bool, base: int) -> bool:
+
+class _TextPass(PassContent):
+    """Any other counter: run on the exact text so far."""
+
+    def __init__(self, meter: BudgetMeter) -> None:
+        super().__init__(meter)
+        self.parts: list[str] = []
+
+    def add(self, content: str, ignore: bool, base: int) -> bool:
         self.parts.append(content)
         self.tokens = self.meter.counter.count("".join(c + "\n" for c in self.parts))
         return self._fits(base + self.tokens, ignore)
-
-    def _fits(self, total: int, ignore: bool) -> bool:
-        meter = self.meter
-        if not ignore and total >= meter.budget:
-            return False
-        if total > meter.used:
-            meter.used = total
-        return True
 
 
 class _LineTally:
