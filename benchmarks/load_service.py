@@ -28,10 +28,6 @@ import asyncio
 import gc
 import json
 import math
-import os
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -49,6 +45,7 @@ for _p in (str(ROOT), str(BENCH)):
         sys.path.insert(0, _p)
 
 import generate  # noqa: E402
+from processes import ServedProcess  # noqa: E402
 
 BOOK = "synth"
 TIMEOUT = 10.0
@@ -74,53 +71,12 @@ class RateResult:
 
 # ---------------------------------------------------------------- the server
 
-class ServerProcess:
+class ServerProcess(ServedProcess):
+    """``lorescan serve`` on the data directory ``data`` (its log beside it)."""
+
     def __init__(self, data: Path, workers: int) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.log = data.parent / "serve.log"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "lorescan", "serve", "--port", str(self.port), "--data", str(data),
-             "--log-level", "warning", "--workers", str(workers)],
-            cwd=ROOT, stdout=self.log.open("wb"), stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(self.url("/healthz"), timeout=1):
-                    return
-            except OSError:
-                if self.proc.poll() is not None:
-                    break
-                time.sleep(0.1)
-        raise RuntimeError("the server did not start: " + self.log.read_text(errors="replace"))
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def status(self) -> dict[str, int]:
-        """VmRSS and VmHWM (peak) in kB."""
-        out = {}
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith(("VmRSS:", "VmHWM:")):
-                out[line.split(":")[0]] = int(line.split()[1])
-        return out
-
-    def cpu_seconds(self) -> float:
-        """CPU time the server has used (user + system, all threads)."""
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def reset_peak(self) -> None:
-        """Reset the kernel's RSS high-water mark (``clear_refs`` 5)."""
-        Path(f"/proc/{self.proc.pid}/clear_refs").write_text("5")
-
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        super().__init__(["-m", "lorescan", "serve", "--port", "{port}", "--data", str(data), "--log-level", "warning",
+                          "--workers", str(workers)], "/healthz", data.parent / "serve.log")
 
 
 def put_book(server: ServerProcess, data: bytes) -> dict[str, Any]:

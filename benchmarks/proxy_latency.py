@@ -25,9 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,40 +40,10 @@ for _p in (str(ROOT), str(BENCH)):
 
 import generate  # noqa: E402
 import httpx  # noqa: E402
-
-from tests.fake_upstream import free_port  # noqa: E402
+from processes import ServedProcess  # noqa: E402
 
 BOOK = "synth"
 MODEL = "bench"
-
-
-class Process:
-    """A child process serving HTTP on a free loopback port, stopped with SIGTERM."""
-
-    def __init__(self, args: list[str], health: str, log: Path) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        with open(log, "wb") as out:
-            self.proc = subprocess.Popen([sys.executable, *[a.replace("{port}", str(self.port)) for a in args]],
-                                         cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                break
-            try:
-                if httpx.get(self.base + health, timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"{args} did not start: {log.read_text(errors='replace')}")
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -167,16 +135,7 @@ def measure(upstream: str, proxy: str, gens: Generations, count: int, start: int
     return out
 
 
-def cpu_seconds(pid: int) -> float | None:
-    """CPU time a process has used (user + system, all threads), from ``/proc`` (``None`` elsewhere)."""
-    stat = Path(f"/proc/{pid}/stat")
-    if not stat.exists():
-        return None
-    fields = stat.read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def cpu_per_request(pid: int, upstream: str, proxy: str, gens: Generations, count: int,
+def cpu_per_request(server: ServedProcess, upstream: str, proxy: str, gens: Generations, count: int,
                     start: int) -> dict[str, float]:
     """The server's CPU milliseconds per request, one kind of request at a time (``count`` each, on
     generations the timed run did not send): what the machine's load does not change much."""
@@ -187,14 +146,14 @@ def cpu_per_request(pid: int, upstream: str, proxy: str, gens: Generations, coun
              ("activate", lambda s, g: (proxy + "/activate", gens.activation(s, g))))
     with httpx.Client(timeout=60) as client:
         for name, make in kinds:
-            before = cpu_seconds(pid)
-            if before is None:
+            if not Path(f"/proc/{server.proc.pid}/stat").exists():
                 return {}
+            before = server.cpu_seconds()
             for k in range(count):
                 url, body = make(k % sessions, start + k // sessions)
                 if client.post(url, content=body, headers={"Content-Type": "application/json"}).status_code != 200:
                     raise RuntimeError(f"{name}: not 200")
-            out[f"{name}_cpu_ms"] = round(((cpu_seconds(pid) or 0.0) - before) * 1000 / count, 3)
+            out[f"{name}_cpu_ms"] = round((server.cpu_seconds() - before) * 1000 / count, 3)
     return out
 
 
@@ -230,9 +189,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     length = timed_end + cpu_count // args.sessions + 2
     gens = Generations(entries, args.sessions, length, args.recursion == "on")
     with tempfile.TemporaryDirectory(prefix="lorescan-proxy-") as tmp:
-        upstream = Process(["-m", "tests.fake_upstream", "{port}"], "/v1/models", Path(tmp) / "upstream.log")
+        upstream = ServedProcess(["-m", "tests.fake_upstream", "{port}"], "/v1/models", Path(tmp) / "upstream.log")
         try:
-            server = Process(["-m", "lorescan", "serve", "--port", "{port}", "--data", str(Path(tmp) / "data"),
+            server = ServedProcess(["-m", "lorescan", "serve", "--port", "{port}", "--data", str(Path(tmp) / "data"),
                               "--log-level", "warning", "--upstream", upstream.base + "/v1"], "/healthz",
                              Path(tmp) / "serve.log")
             try:
@@ -241,7 +200,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 figures = measure(upstream.base + "/v1", server.base + "/v1", gens, args.generations, args.start,
                                   args.warmup)
                 figures["first_activation"] = activate_alone(server.base + "/v1", gens)
-                figures["server_cpu"] = cpu_per_request(server.proc.pid, upstream.base + "/v1", server.base + "/v1",
+                figures["server_cpu"] = cpu_per_request(server, upstream.base + "/v1", server.base + "/v1",
                                                         gens, cpu_count, timed_end)
             finally:
                 server.stop()
