@@ -102,7 +102,8 @@ class FakeUpstream:
 
     # -- routes ------------------------------------------------------------------------------
     async def models(self, request: Request) -> Response:
-        self.received.append({"path": "/v1/models", "headers": dict(request.headers), "body": b""})
+        self.received.append({"path": "/v1/models", "headers": dict(request.headers), "body": b"",
+                              "query": request.url.query})
         return JSONResponse({"object": "list", "data": [{"id": "fake-model", "object": "model", "created": 1,
                                                          "owned_by": "lorescan-tests"}]})
 

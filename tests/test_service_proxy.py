@@ -340,9 +340,13 @@ def test_upstream_errors_reach_the_client_unchanged(server: Server, client: Any,
         client.chat.completions.create(model="error", messages=[user("x")])
 
 
-def test_models_are_relayed(client: Any, upstream: FakeUpstream) -> None:
+def test_models_are_relayed(server: Server, client: Any, upstream: FakeUpstream) -> None:
     assert [m.id for m in client.models.list()] == ["fake-model"]
     assert upstream.last()["headers"]["authorization"] == "Bearer sk-client"
+    assert upstream.last()["query"] == ""
+    with httpx.Client(base_url=server.url) as c:                  # the query goes on as it came
+        assert c.get("/v1/models?limit=2&after=a%20b").status_code == 200
+    assert upstream.last()["query"] == "limit=2&after=a%20b"
 
 
 def test_an_unreachable_upstream_is_a_502_and_no_upstream_a_503(tmp_path: Path) -> None:

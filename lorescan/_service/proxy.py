@@ -94,7 +94,8 @@ class Proxy:
             await self._transport.aclose()
 
     def upstream_url(self, request: Request, path: str) -> str:
-        query = request.url.query
+        raw = request.scope.get("query_string", b"")
+        query = urlsplit("?" + raw.decode()).query if raw else ""    # as ``request.url.query`` reads it
         return f"{self.base}{path}" + (f"?{query}" if query else "")
 
     def unconfigured(self) -> Response | None:
