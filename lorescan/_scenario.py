@@ -106,44 +106,12 @@ def scenario_chat(messages: Any, where: str = "chat") -> list[ChatMessage]:
     if not isinstance(messages, list):
         raise LorescanError("must be a list of messages", field=where)
     out = []
-    memo = _PLAIN_MESSAGES
     for i, m in enumerate(messages):
-        key = _plain_message_key(m)
-        if key is not None:
-            got = memo.get(key)
-            if got is not None:
-                out.append(got)
-                continue
         try:
-            message = ChatMessage.model_validate(m)
+            out.append(ChatMessage.model_validate(m))
         except ValidationError as exc:
             raise validation_error(exc, prefix=f"{where}[{i}].") from None
-        if key is not None:
-            if len(memo) >= _PLAIN_MESSAGES_KEPT:
-                memo.clear()
-            memo[key] = message
-        out.append(message)
     return out
-
-
-#: messages of the plain shape (``name``, ``is_user``, ``is_system``, ``mes`` and nothing else, of
-#: their own types) already read: a service is sent the same chat again with every generation, and
-#: a message is never changed once made (cleared past ``_PLAIN_MESSAGES_KEPT``)
-_PLAIN_MESSAGES: dict[tuple[Any, ...], ChatMessage] = {}
-_PLAIN_MESSAGES_KEPT = 50_000
-
-
-def _plain_message_key(m: Any) -> tuple[Any, ...] | None:
-    """What a plain-shaped message reads as (which fields it gives, and their values), else ``None``."""
-    if type(m) is not dict or len(m) > 4:
-        return None
-    name, mes, user, system = m.get("name", ""), m.get("mes", ""), m.get("is_user", False), m.get("is_system", False)
-    if type(name) is not str or type(mes) is not str or type(user) is not bool or type(system) is not bool:
-        return None
-    given = ("name" in m, "mes" in m, "is_user" in m, "is_system" in m)
-    if sum(given) != len(m):
-        return None
-    return name, mes, user, system, given
 
 
 def scenario_mode(sc: dict[str, Any], version: str | None = None, quirks: bool = True) -> Mode:
