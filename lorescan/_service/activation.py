@@ -122,9 +122,9 @@ def check_settings(data: Any, where: str) -> None:
 
 #: OpenAI-style user and assistant messages already read, by (role, content, name, user, char): a
 #: chat is sent again with every generation, so each message is read once (the messages are never
-#: changed once made; cleared past ``_ROLE_MESSAGES_KEPT``)
+#: changed once made); cleared past ``_ROLE_MESSAGES_KEPT`` (about 10 MB at most)
 _ROLE_MESSAGES: dict[tuple[str, str, str | None, str, str], ChatMessage] = {}
-_ROLE_MESSAGES_KEPT = 50_000
+_ROLE_MESSAGES_KEPT = 8_192
 
 
 def _messages(items: list[Any], where: str, user_name: str, char_name: str) -> list[Any]:
