@@ -49,6 +49,7 @@ class Cl100k:
 
     def __init__(self, chat_overhead: bool = False) -> None:
         self.chat_overhead = chat_overhead
+        self._overhead = 6 if chat_overhead else 0    # tokens Chat Completion adds per message
         #: count(a + b) == count(a) + count(b) when a ends with "\n" and b starts with non-space
         self.additive_at_line_starts = not chat_overhead
         self.name = "cl100k-chat" if chat_overhead else "cl100k"
@@ -65,13 +66,13 @@ class Cl100k:
             if len(self._memo) > 20000:
                 self._memo.clear()
             self._memo[text] = n
-        return n + 6 if self.chat_overhead else n
+        return n + self._overhead
 
     def count_line(self, line: str) -> int:
         """``count(line + "\\n")``, remembered by ``line`` (an entry's content recurs as it is)."""
         n = self.line_counts.get(line)
         if n is None:   # remembered here only: ``count``'s memo would keep a copy of every line
-            n = _count_cl100k(line + "\n") + (6 if self.chat_overhead else 0)
+            n = _count_cl100k(line + "\n") + self._overhead
             if len(self.line_counts) > 20000:
                 self.line_counts.clear()
             self.line_counts[line] = n
