@@ -7,6 +7,7 @@ rare gate then get a :class:`PlainEntry` record for the engine's fast path.
 from __future__ import annotations
 
 import enum
+import os
 from collections.abc import Callable, Sequence
 from itertools import chain, compress, count, repeat
 from operator import and_, attrgetter, is_, not_
@@ -18,6 +19,13 @@ from ._keys import MACRO, SKIP, Key, KeyItem, Needles, prepare_items, prepare_ma
 from ._keys_unicode import UnicodeNeedles
 from ._macros import MacroEnv
 from ._match import SILLYTAVERN, UNICODE, MatchMode, fold, nfc
+
+try:    # the optional C extension (setup.py); LORESCAN_NATIVE=0 turns it off
+    from . import _native as native
+except ImportError:     # not built: the same steps run in Python
+    native = None  # type: ignore[assignment]
+if os.environ.get("LORESCAN_NATIVE", "1") == "0":
+    native = None  # type: ignore[assignment]
 
 
 class Sentinel(enum.Enum):
@@ -408,26 +416,44 @@ NEVER, CONSTANT, KEYED = range(3)
 
 
 class PlaceTables:
-    """A plan's simple records (:attr:`PlainEntry.simple`, not excluded from recursion) as plain
-    lists by place in scan order, so that a pass gates them without reading the entry or its
-    record: ``primary[i]``, the primary needle ids of one without secondary keys; ``secondary[i]``,
-    ``(primary, secondary, logic)`` of one with them; ``None`` in both for any other entry and for
-    one not met yet. Each place is written once, with what its record says."""
+    """A plan's entry records by place in scan order, so that a pass gates them without reading the
+    entry or its record.
 
-    __slots__ = ("primary", "secondary")
+    With the C extension, ``gates`` holds, in compact arrays, the simple records'
+    (:attr:`PlainEntry.simple`) needle ids, and which places are constant or never candidates, and
+    gates them itself. Without it, ``primary[i]`` holds the primary needle ids of a simple record
+    without secondary keys (not excluded from recursion) and ``secondary[i]`` ``(primary,
+    secondary, logic)`` of one with them; ``None`` in both for any other entry and for one not met
+    yet. Each place is written once, with what its record says."""
+
+    __slots__ = ("primary", "secondary", "gates")
 
     def __init__(self, size: int) -> None:
-        self.primary: list[tuple[int, ...] | None] = [None] * size
-        self.secondary: list[tuple[tuple[int, ...], tuple[int, ...], int] | None] = [None] * size
+        self.gates = native.PlaceGates(size) if native is not None else None
+        self.primary: list[tuple[int, ...] | None] = [None] * (0 if self.gates is not None else size)
+        self.secondary: list[tuple[tuple[int, ...], tuple[int, ...], int] | None] = \
+            [None] * (0 if self.gates is not None else size)
 
     def note(self, place: int, rec: PlainEntry) -> None:
-        """Write down a simple record met at ``place``."""
-        if rec.exclude_recursion:
-            return
-        if rec.secondary is None:
-            self.primary[place] = rec.primary
-        else:
-            self.secondary[place] = (rec.primary, rec.secondary, rec.logic)
+        """Write down the record met at ``place`` (what the tables hold of it)."""
+        gates = self.gates
+        if gates is not None:
+            if rec.simple:
+                gates.note(place, 1 if rec.secondary is None else 2, rec.primary, rec.secondary, rec.logic,
+                           rec.exclude_recursion)
+            elif rec.kind != KEYED:     # 3: constant, 4: never a candidate
+                gates.note(place, 3 if rec.kind == CONSTANT else 4, (), None, -1, rec.exclude_recursion)
+        elif rec.simple and not rec.exclude_recursion:
+            if rec.secondary is None:
+                self.primary[place] = rec.primary
+            else:
+                self.secondary[place] = (rec.primary, rec.secondary, rec.logic)
+
+    def noted(self, place: int) -> bool:
+        """Whether the record at ``place`` was written down."""
+        if self.gates is not None:
+            return self.gates.noted(place)
+        return self.primary[place] is not None or self.secondary[place] is not None
 
 
 def _split(items: Sequence[KeyItem], ready: Callable[[Key], bool]) -> tuple[tuple[int, ...], tuple[Key, ...]]:

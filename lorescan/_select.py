@@ -7,20 +7,23 @@ exactly, so a seeded replay makes the same draws as SillyTavern would.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from functools import reduce
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from . import _js
 from ._compile import CompiledEntry, overridden
-from ._index import CONSTANT, NEVER, UNBUILT, PlainEntry
+from ._index import CONSTANT, NEVER, UNBUILT, PlainEntry, native
 from ._keys import Key, KeyItem, match_key_text
 from ._mode import Mode
 from ._model import ForcedActivation, SelectiveLogic
 from ._scan import ScanBuffer
 from ._state import EvalState
 from ._tally import Tally
+
+if TYPE_CHECKING:
+    from ._native import PlaceGates
 
 INITIAL, RECURSION, MIN_ACTIVATIONS = 1, 2, 3
 STATE_NAMES = {INITIAL: "initial", RECURSION: "recursion", MIN_ACTIVATIONS: "min_activations"}
@@ -128,11 +131,16 @@ def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: 
     entries = st.plan.entries
     # simple records by place, read without the entry or its record (most candidates are simple)
     tables = st.index.place_tables(st.plan, len(entries)) if plain is not None and not keyed else None
+    by_place = tables is not None    # gate simple places from the tables here
     if tables is not None:
         primary_at, secondary_at = tables.primary, tables.secondary
         special_at = set(map(st.plan.pos.__getitem__, special)) if special else ()
+        if tables.gates is not None:    # the C extension gates them; the others come here
+            order = _left_over(tables.gates, order if isinstance(order, list) else list(order), native.bitmap(seen),
+                               special_at or None, excluding, entries, now)
+            by_place = False
     for i in order:
-        if tables is not None and i not in special_at:
+        if by_place and i not in special_at:
             needles = primary_at[i]
             if needles is not None:
                 if not seen.isdisjoint(needles):
@@ -152,10 +160,10 @@ def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: 
             if rec is UNBUILT:
                 rec = plain(ce)
             if rec is not None:
+                if tables is not None:
+                    tables.note(i, rec)
                 # plain_gate's commonest cases, inline (delay and cooldown were left out by the caller)
                 if rec.simple:
-                    if tables is not None:
-                        tables.note(i, rec)
                     if not (excluding and rec.exclude_recursion) and not seen.isdisjoint(rec.primary) \
                             and (rec.secondary is None or _secondary_hit(seen, rec.secondary, rec.logic)):
                         now.append(ce)
@@ -176,6 +184,16 @@ def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: 
         pos = st.plan.pos
         now.sort(key=lambda ce: (ce.gid not in sticky, not (forced_first and ce.gid in forced), pos[ce.gid]))
     return now
+
+
+def _left_over(gates: PlaceGates, order: list[int], bits: bytes, special: set[int] | None, excluding: bool,
+               entries: list[CompiledEntry], now: list[CompiledEntry]) -> Iterator[int]:
+    """The places of ``order`` that the C gates leave to the caller (not noted, or sticky or
+    forced), in order; the others they gate into ``now`` in between, so ``now`` stays in order."""
+    gate, j, n = gates.gate, 0, len(order)
+    while (j := gate(order, j, bits, special, excluding, entries, now)) < n:
+        yield order[j]
+        j += 1
 
 
 def _secondary_hit(seen: set[int] | frozenset[int], sec: tuple[int, ...], logic: int) -> bool:

@@ -1,0 +1,10 @@
+"""Build step for the optional C extension ``lorescan._native`` (everything else is in pyproject.toml).
+
+The extension gates a pass's simple entries over compact arrays. It is optional: where no C
+compiler or Python headers are found, the build goes on without it and the engine runs the same
+steps in Python (``lorescan/_native.c`` says more)."""
+
+from setuptools import Extension, setup
+
+setup(ext_modules=[Extension("lorescan._native", ["lorescan/_native.c"], optional=True,
+                             extra_compile_args=["-O2"])])

@@ -1,0 +1,105 @@
+"""The optional C extension (lorescan/_native.c) against the Python steps it stands in for."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lorescan import _index
+from lorescan._index import CONSTANT, KEYED, NEVER, PlaceTables, PlainEntry
+from lorescan._select import _secondary_hit
+
+native = pytest.importorskip("lorescan._native", reason="the C extension is not built (no C compiler)")
+
+NEEDLES = st.integers(min_value=0, max_value=15)   # few: hits, partial hits and misses alike
+IDS = st.lists(NEEDLES, max_size=5).map(tuple)
+
+
+@st.composite
+def records(draw: st.DrawFn) -> PlainEntry:
+    kind = draw(st.sampled_from([KEYED, KEYED, KEYED, CONSTANT, NEVER]))
+    exclude = draw(st.booleans())
+    if kind != KEYED:
+        return PlainEntry(kind, exclude_recursion=exclude)
+    secondary = draw(st.none() | IDS)
+    return PlainEntry(KEYED, draw(IDS), (), secondary, (), draw(st.integers(-1, 4)) if secondary is not None else -1,
+                      exclude, draw(st.none() | st.just(4.0)))
+
+
+def reference(rec: PlainEntry, seen: set[int], excluding: bool) -> bool:
+    """The Python gate of a record (pass_candidates' inline cases and plain_gate)."""
+    if rec.kind == NEVER or (excluding and rec.exclude_recursion):
+        return False
+    if rec.kind == CONSTANT:
+        return True
+    return not seen.isdisjoint(rec.primary) and (rec.secondary is None or
+                                                 _secondary_hit(seen, rec.secondary, rec.logic))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(records(), min_size=1, max_size=40), st.sets(NEEDLES, max_size=30), st.booleans(), st.data())
+def test_the_c_gates_agree_with_the_python_gates(recs, seen, excluding, data) -> None:
+    size = len(recs)
+    tables = PlaceTables(size)
+    assert tables.gates is not None
+    places = st.sets(st.integers(0, size - 1)) | st.just(set(range(size)))
+    noted = data.draw(places)
+    for place in noted:
+        tables.note(place, recs[place])
+    order = sorted(data.draw(places))
+    special = data.draw(st.sets(st.integers(0, size - 1), max_size=3))
+    entries = [f"entry {i}" for i in range(size)]
+    now: list[str] = []
+    left = []
+    j = 0
+    bits = native.bitmap(seen)
+    while (j := tables.gates.gate(order, j, bits, special or None, excluding, entries, now)) < len(order):
+        left.append(order[j])
+        now.append(f"left {order[j]}")
+        j += 1
+    # the places the C gates take: noted, simple, constant or never, and not special
+    taken = {i for i in noted if i not in special and (recs[i].simple or recs[i].kind != KEYED)}
+    assert left == [i for i in order if i not in taken]
+    assert now == [f"left {i}" if i not in taken else f"entry {i}" for i in order
+                   if i not in taken or reference(recs[i], seen, excluding)]
+
+
+def test_the_bitmap_holds_exactly_the_ids() -> None:
+    assert native.bitmap(set()) == b""
+    assert native.bitmap({0}) == b"\x01"
+    assert native.bitmap(frozenset({1, 9, 17})) == b"\x02\x02\x02"
+    bits = native.bitmap({3, 300})
+    assert len(bits) == 38 and [n for n in range(len(bits) * 8) if bits[n >> 3] >> (n & 7) & 1] == [3, 300]
+    with pytest.raises(ValueError):
+        native.bitmap({-1})
+    with pytest.raises(TypeError):
+        native.bitmap([1, 2])
+
+
+def test_a_place_is_noted_once_and_bad_notes_are_refused() -> None:
+    gates = native.PlaceGates(3)
+    gates.note(0, 1, (5,), None, -1, False)
+    gates.note(0, 1, (6,), None, -1, False)       # ignored: a place says the same each time
+    now: list[str] = []
+    assert gates.gate([0], 0, native.bitmap({6}), None, False, ["a", "b", "c"], now) == 1 and now == []
+    assert gates.gate([0], 0, native.bitmap({5}), None, False, ["a", "b", "c"], now) == 1 and now == ["a"]
+    assert not gates.noted(1)
+    with pytest.raises(IndexError):
+        gates.note(3, 1, (5,), None, -1, False)
+    with pytest.raises(ValueError):
+        gates.note(1, 2, (5,), None, 0, False)      # kind 2 needs its secondary needles
+    with pytest.raises(ValueError):
+        gates.note(1, 1, (-5,), None, -1, False)
+    assert not gates.noted(1)
+    # a place outside the entries, or not noted, is left to the caller
+    assert gates.gate([1, 0], 0, b"", None, False, ["a", "b", "c"], now) == 0
+
+
+def test_python_tables_without_the_extension(monkeypatch) -> None:
+    monkeypatch.setattr(_index, "native", None)
+    tables = PlaceTables(2)
+    assert tables.gates is None
+    tables.note(1, PlainEntry(KEYED, (4,)))
+    tables.note(0, PlainEntry(KEYED, (4,), exclude_recursion=True))     # not kept: the pass checks it
+    assert tables.primary == [None, (4,)] and not tables.noted(0) and tables.noted(1)
