@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Sequence
 from itertools import chain, compress, count, repeat
 from operator import and_, attrgetter, is_, not_
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from . import _js
 from ._compile import CompiledEntry
@@ -19,6 +19,9 @@ from ._keys import MACRO, SKIP, Key, KeyItem, Needles, prepare_items, prepare_ma
 from ._keys_unicode import UnicodeNeedles
 from ._macros import MacroEnv
 from ._match import SILLYTAVERN, UNICODE, MatchMode, fold, nfc
+
+if TYPE_CHECKING:
+    from ._plan import Plan
 
 try:    # the optional C extension (setup.py); LORESCAN_NATIVE=0 turns it off
     from . import _native as native
@@ -270,8 +273,9 @@ class BoundIndex:
         self.newline_needles = main.needles.newline or over.newline
         self.hits_memo: dict[str, frozenset[int]] = {}   # text -> hits (read directly by hot paths)
         #: the entries listed under a needle id: one list lookup (the overlay's ids follow the main ones)
-        self.needle_entries: Callable[[int], Sequence[int]] = (
-            main.needles.entries if self.over is None else main.needles.entries + over.entries).__getitem__
+        self.needle_lists: list[list[int]] = (main.needles.entries if self.over is None
+                                              else main.needles.entries + over.entries)
+        self.needle_entries: Callable[[int], Sequence[int]] = self.needle_lists.__getitem__
         #: per gid: its PlainEntry, None (the entry needs the full gate) or UNBUILT (see :meth:`plain`)
         self.plain_records: list[PlainEntry | None | Literal[Sentinel.UNBUILT]] = [UNBUILT] * main.size
         self._tables: dict[object, PlaceTables] = {}
@@ -288,12 +292,12 @@ class BoundIndex:
             self.plain_records[:] = [UNBUILT] * len(self.plain_records)
             self._tables = {}
 
-    def place_tables(self, plan: object, size: int) -> PlaceTables:
+    def place_tables(self, plan: Plan, size: int) -> PlaceTables:
         """The simple records' needles by place in ``plan``'s scan order (see :class:`PlaceTables`),
         made on first use and filled as the engine meets the entries."""
         got = self._tables.get(plan)
         if got is None:
-            got = PlaceTables(size)
+            got = PlaceTables(size, plan.pos, self.needle_lists)
             tables = dict(self._tables)     # published whole: another thread may be reading
             tables[plan] = got
             self._tables = tables
@@ -426,10 +430,14 @@ class PlaceTables:
     secondary, logic)`` of one with them; ``None`` in both for any other entry and for one not met
     yet. Each place is written once, with what its record says."""
 
-    __slots__ = ("primary", "secondary", "gates")
+    __slots__ = ("primary", "secondary", "gates", "bitmap")
 
-    def __init__(self, size: int) -> None:
-        self.gates = native.PlaceGates(size) if native is not None else None
+    def __init__(self, size: int, pos: list[int], needle_lists: list[list[int]]) -> None:
+        #: with the C extension: the records by place, and the candidates' order (``pos``: each
+        #: entry's place, by gid; ``needle_lists``: the entries listed under each needle)
+        self.gates = native.PlaceGates(size, pos, needle_lists) if native is not None else None
+        #: the visible needles as the bitmap ``gates`` reads (with the C extension)
+        self.bitmap: Callable[[set[int] | frozenset[int]], bytes] = native.bitmap if native is not None else bytes
         self.primary: list[tuple[int, ...] | None] = [None] * (0 if self.gates is not None else size)
         self.secondary: list[tuple[tuple[int, ...], tuple[int, ...], int] | None] = \
             [None] * (0 if self.gates is not None else size)

@@ -95,6 +95,15 @@ typedef struct {
     uint32_t *n_secondary;
     uint32_t *needles;     /* every noted place's needle ids, one after another */
     size_t used, capacity;
+    /* the candidates' order */
+    Py_ssize_t n_gids;     /* entries in the books (gids) */
+    int32_t *place_of;     /* per gid: its place, or -1 outside the plan */
+    PyObject *lists;       /* per needle id: the gids listed under it (a list of sequences) */
+    Py_ssize_t n_lists;
+    uint32_t *list_start;  /* per needle id: where its places start in `list_places` */
+    uint32_t *list_count;  /* per needle id: how many places, or UINT32_MAX: not read yet */
+    int32_t *list_places;
+    size_t lp_used, lp_capacity;
 } PlaceGates;
 
 static void
@@ -107,18 +116,24 @@ gates_dealloc(PlaceGates *self)
     PyMem_Free(self->n_primary);
     PyMem_Free(self->n_secondary);
     PyMem_Free(self->needles);
+    PyMem_Free(self->place_of);
+    PyMem_Free(self->list_start);
+    PyMem_Free(self->list_count);
+    PyMem_Free(self->list_places);
+    Py_XDECREF(self->lists);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static int
 gates_init(PlaceGates *self, PyObject *args, PyObject *kwds)
 {
-    Py_ssize_t size;
-    static char *names[] = {"size", NULL};
+    Py_ssize_t size, g, p;
+    PyObject *pos, *lists;
+    static char *names[] = {"size", "pos", "lists", NULL};
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n", names, &size))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "nO!O!", names, &size, &PyList_Type, &pos, &PyList_Type, &lists))
         return -1;
-    if (size < 0 || size > (Py_ssize_t)UINT32_MAX) {
+    if (size < 0 || size > INT32_MAX || PyList_GET_SIZE(pos) > INT32_MAX || PyList_GET_SIZE(lists) > INT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "size out of range");
         return -1;
     }
@@ -133,10 +148,25 @@ gates_init(PlaceGates *self, PyObject *args, PyObject *kwds)
     self->start = PyMem_Calloc((size_t)size + 1, sizeof(uint32_t));
     self->n_primary = PyMem_Calloc((size_t)size + 1, sizeof(uint32_t));
     self->n_secondary = PyMem_Calloc((size_t)size + 1, sizeof(uint32_t));
-    if (!self->kind || !self->exclude || !self->logic || !self->start || !self->n_primary || !self->n_secondary) {
+    self->n_gids = PyList_GET_SIZE(pos);
+    self->place_of = PyMem_Malloc(((size_t)self->n_gids + 1) * sizeof(int32_t));
+    self->n_lists = PyList_GET_SIZE(lists);
+    self->list_start = PyMem_Calloc((size_t)self->n_lists + 1, sizeof(uint32_t));
+    self->list_count = PyMem_Malloc(((size_t)self->n_lists + 1) * sizeof(uint32_t));
+    if (!self->kind || !self->exclude || !self->logic || !self->start || !self->n_primary || !self->n_secondary
+        || !self->place_of || !self->list_start || !self->list_count) {
         PyErr_NoMemory();
         return -1;
     }
+    for (g = 0; g < self->n_gids; g++) {
+        p = PyLong_AsSsize_t(PyList_GET_ITEM(pos, g));
+        if (p == -1 && PyErr_Occurred())
+            return -1;
+        self->place_of[g] = p >= 0 && p < size ? (int32_t)p : -1;
+    }
+    memset(self->list_count, 0xff, ((size_t)self->n_lists + 1) * sizeof(uint32_t));
+    Py_INCREF(lists);
+    self->lists = lists;
     return 0;
 }
 
@@ -273,19 +303,188 @@ place_passes(PlaceGates *self, Py_ssize_t i, const unsigned char *bits, Py_ssize
     }
 }
 
+/* -- the candidates of a pass, in scan order ---------------------------------------------- */
+
+static inline void
+set_place(unsigned char *bits, int32_t p, int on)
+{
+    if (on)
+        bits[p >> 3] |= (unsigned char)(1u << (p & 7));
+    else
+        bits[p >> 3] &= (unsigned char)~(1u << (p & 7));
+}
+
+/* Set (or clear) the bits of the places of the gids in an iterable. */
+static int
+mark_gids(PlaceGates *self, PyObject *gids, unsigned char *bits, int on)
+{
+    PyObject *it, *item;
+    Py_ssize_t g;
+
+    it = PyObject_GetIter(gids);
+    if (it == NULL)
+        return -1;
+    while ((item = PyIter_Next(it)) != NULL) {
+        g = PyLong_AsSsize_t(item);
+        Py_DECREF(item);
+        if (g == -1 && PyErr_Occurred())
+            break;
+        if (g < 0 || g >= self->n_gids) {
+            PyErr_SetString(PyExc_IndexError, "entry id out of range");
+            break;
+        }
+        if (self->place_of[g] >= 0)
+            set_place(bits, self->place_of[g], on);
+    }
+    Py_DECREF(it);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* The places of the gids listed under needle n, read once and kept; NULL on error. */
+static const int32_t *
+needle_places(PlaceGates *self, Py_ssize_t n, uint32_t *count)
+{
+    PyObject *seq, *item;
+    Py_ssize_t k, len, g;
+    size_t at = self->lp_used;
+
+    if (self->list_count[n] != UINT32_MAX) {
+        *count = self->list_count[n];
+        return self->list_places + self->list_start[n];
+    }
+    seq = PySequence_Fast(PyList_GET_ITEM(self->lists, n), "the gids under a needle are a sequence");
+    if (seq == NULL)
+        return NULL;
+    len = PySequence_Fast_GET_SIZE(seq);
+    if (self->lp_used + (size_t)len > INT32_MAX) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_OverflowError, "too many listed entries");
+        return NULL;
+    }
+    if (self->lp_used + (size_t)len + 1 > self->lp_capacity) {
+        size_t cap = self->lp_capacity ? self->lp_capacity : 4096;
+        int32_t *grown;
+        while (cap < self->lp_used + (size_t)len + 1)
+            cap *= 2;
+        grown = PyMem_Realloc(self->list_places, cap * sizeof(int32_t));
+        if (grown == NULL) {
+            Py_DECREF(seq);
+            PyErr_NoMemory();
+            return NULL;
+        }
+        self->list_places = grown;
+        self->lp_capacity = cap;
+    }
+    for (k = 0; k < len; k++) {
+        item = PySequence_Fast_GET_ITEM(seq, k);
+        g = PyLong_AsSsize_t(item);
+        if (g == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return NULL;
+        }
+        if (g < 0 || g >= self->n_gids) {
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_IndexError, "entry id out of range");
+            return NULL;
+        }
+        if (self->place_of[g] >= 0)
+            self->list_places[self->lp_used++] = self->place_of[g];
+    }
+    Py_DECREF(seq);
+    self->list_start[n] = (uint32_t)at;
+    self->list_count[n] = (uint32_t)(self->lp_used - at);
+    *count = self->list_count[n];
+    return self->list_places + at;
+}
+
+/* scan_order(adds, hits, removes) -> bytes
+ *
+ * The places (ascending, as native-endian int32) of the entries in any iterable of gids in the
+ * tuple `adds`, or listed under a needle id in the iterable `hits`, less those in any iterable of
+ * gids in the tuple `removes`. (lorescan/_select.py, pass_order, is the reference.) */
+static PyObject *
+gates_scan_order(PlaceGates *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *adds, *removes, *it, *item, *out = NULL;
+    Py_ssize_t k, n, nbytes, found = 0;
+    unsigned char *bits;
+    const int32_t *places;
+    uint32_t count, c;
+    int32_t *dst;
+
+    if (nargs != 3 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "scan_order(adds: tuple, hits: iterable, removes: tuple)");
+        return NULL;
+    }
+    adds = args[0];
+    removes = args[2];
+    nbytes = (self->size >> 3) + 1;
+    bits = PyMem_Calloc((size_t)nbytes, 1);
+    if (bits == NULL)
+        return PyErr_NoMemory();
+    for (k = 0; k < PyTuple_GET_SIZE(adds); k++)
+        if (mark_gids(self, PyTuple_GET_ITEM(adds, k), bits, 1) < 0)
+            goto done;
+    it = PyObject_GetIter(args[1]);
+    if (it == NULL)
+        goto done;
+    while ((item = PyIter_Next(it)) != NULL) {
+        n = PyLong_AsSsize_t(item);
+        Py_DECREF(item);
+        if (n == -1 && PyErr_Occurred())
+            break;
+        if (n < 0 || n >= self->n_lists) {
+            PyErr_SetString(PyExc_IndexError, "needle id out of range");
+            break;
+        }
+        places = needle_places(self, n, &count);
+        if (places == NULL)
+            break;
+        for (c = 0; c < count; c++)
+            set_place(bits, places[c], 1);
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred())
+        goto done;
+    for (k = 0; k < PyTuple_GET_SIZE(removes); k++)
+        if (mark_gids(self, PyTuple_GET_ITEM(removes, k), bits, 0) < 0)
+            goto done;
+    for (k = 0; k < nbytes; k++) {
+        unsigned char b = bits[k];
+        for (; b; b &= (unsigned char)(b - 1))
+            found++;
+    }
+    out = PyBytes_FromStringAndSize(NULL, found * (Py_ssize_t)sizeof(int32_t));
+    if (out == NULL)
+        goto done;
+    dst = (int32_t *)PyBytes_AS_STRING(out);
+    for (k = 0; k < nbytes; k++) {
+        unsigned char b = bits[k];
+        int low;
+        for (low = 0; b; low++, b >>= 1)
+            if (b & 1)
+                *dst++ = (int32_t)((k << 3) + low);
+    }
+done:
+    PyMem_Free(bits);
+    return out;
+}
+
 /* gate(order, j, bits, special, excluding, entries, now) -> int
  *
- * Gates order[j:] (a list of places) while the places are noted and not in `special` (a set of
- * places, or None): appends entries[place] to `now` for each one that passes, and returns the
- * index in `order` of the first place it cannot gate (len(order) when it gated them all).
- * `excluding`: a recursion pass, where entries excluded from recursion are out. */
+ * Gates order[j:] (places: a list of ints, or the bytes scan_order gives) while the places are
+ * noted and not in `special` (a set of places, or None): appends entries[place] to `now` for each
+ * one that passes, and returns the index in `order` of the first place it cannot gate
+ * (len(order) when it gated them all). `excluding`: a recursion pass, where entries excluded from
+ * recursion are out. */
 static PyObject *
 gates_gate(PlaceGates *self, PyObject *const *args, Py_ssize_t nargs)
 {
     PyObject *order, *bitsobj, *special, *entries, *now, *item;
     Py_ssize_t j, n, nbytes, i, n_entries;
     const unsigned char *bits;
-    int excluding;
+    const int32_t *packed = NULL;
+    int excluding, in;
 
     if (nargs != 7) {
         PyErr_SetString(PyExc_TypeError, "gate() takes 7 arguments");
@@ -299,30 +498,44 @@ gates_gate(PlaceGates *self, PyObject *const *args, Py_ssize_t nargs)
     excluding = PyObject_IsTrue(args[4]);
     if (excluding < 0)
         return NULL;
-    if (!PyList_Check(order) || !PyBytes_Check(bitsobj) || !PyList_Check(entries) || !PyList_Check(now)
-        || (special != Py_None && !PyAnySet_Check(special))) {
-        PyErr_SetString(PyExc_TypeError, "gate(order: list, j: int, bits: bytes, special: set | None, "
+    if (!(PyList_Check(order) || PyBytes_Check(order)) || !PyBytes_Check(bitsobj) || !PyList_Check(entries)
+        || !PyList_Check(now) || (special != Py_None && !PyAnySet_Check(special))) {
+        PyErr_SetString(PyExc_TypeError, "gate(order: list | bytes, j: int, bits: bytes, special: set | None, "
                                          "excluding: bool, entries: list, now: list)");
         return NULL;
     }
     j = PyLong_AsSsize_t(args[1]);
     if (j == -1 && PyErr_Occurred())
         return NULL;
+    if (j < 0)
+        j = 0;
     if (special != Py_None && PySet_GET_SIZE(special) == 0)
         special = Py_None;
     bits = (const unsigned char *)PyBytes_AS_STRING(bitsobj);
     nbytes = PyBytes_GET_SIZE(bitsobj);
-    n = PyList_GET_SIZE(order);
+    if (PyBytes_Check(order)) {
+        packed = (const int32_t *)PyBytes_AS_STRING(order);
+        n = PyBytes_GET_SIZE(order) / (Py_ssize_t)sizeof(int32_t);
+    } else {
+        n = PyList_GET_SIZE(order);
+    }
     n_entries = PyList_GET_SIZE(entries);
     for (; j < n; j++) {
-        item = PyList_GET_ITEM(order, j);
-        i = PyLong_AsSsize_t(item);
-        if (i == -1 && PyErr_Occurred())
-            return NULL;
+        if (packed != NULL) {
+            i = packed[j];
+        } else {
+            i = PyLong_AsSsize_t(PyList_GET_ITEM(order, j));
+            if (i == -1 && PyErr_Occurred())
+                return NULL;
+        }
         if (i < 0 || i >= self->size || i >= n_entries || self->kind[i] == UNKNOWN)
             break;
         if (special != Py_None) {
-            int in = PySet_Contains(special, item);
+            item = PyLong_FromSsize_t(i);
+            if (item == NULL)
+                return NULL;
+            in = PySet_Contains(special, item);
+            Py_DECREF(item);
             if (in < 0)
                 return NULL;
             if (in)
@@ -354,6 +567,9 @@ static PyMethodDef gates_methods[] = {
     {"gate", (PyCFunction)(void (*)(void))gates_gate, METH_FASTCALL,
      "gate(order, j, bits, special, excluding, entries, now) -> int: gate order[j:] while its places "
      "are noted and not special; the index of the first place left to the caller."},
+    {"scan_order", (PyCFunction)(void (*)(void))gates_scan_order, METH_FASTCALL,
+     "scan_order(adds, hits, removes) -> bytes: the places (int32, ascending) of the entries in adds or "
+     "listed under a needle in hits, less those in removes."},
     {"noted", (PyCFunction)gates_noted, METH_O, "noted(place) -> bool: whether place was noted."},
     {NULL, NULL, 0, NULL},
 };
@@ -364,7 +580,8 @@ static PyTypeObject PlaceGatesType = {
     .tp_basicsize = sizeof(PlaceGates),
     .tp_dealloc = (destructor)gates_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "PlaceGates(size): the needle ids of a plan's simple entries by place, and their gates.",
+    .tp_doc = "PlaceGates(size, pos, lists): a plan's entry records by place, their gates, and the order of "
+              "a pass's candidates (pos: gid -> place; lists: needle id -> gids).",
     .tp_methods = gates_methods,
     .tp_init = (initproc)gates_init,
     .tp_new = PyType_GenericNew,

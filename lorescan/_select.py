@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, cast
 
 from . import _js
 from ._compile import CompiledEntry, overridden
-from ._index import CONSTANT, NEVER, UNBUILT, PlainEntry, native
+from ._index import CONSTANT, NEVER, UNBUILT, PlainEntry
 from ._keys import Key, KeyItem, match_key_text
 from ._mode import Mode
 from ._model import ForcedActivation, SelectiveLogic
@@ -75,6 +75,17 @@ def pass_order(st: EvalState, static: AbstractSet[int], done: AbstractSet[int],
     timed, forced, tr, tally = st.timed, st.forced, st.trace, st.tally
     if tr is not None and tr.focus is None and tally is None:
         return range(len(st.plan.entries))
+    gates = st.index.place_tables(st.plan, len(st.plan.entries)).gates if tr is None and tally is None else None
+    if gates is not None:       # the same in C, as packed places
+        removes: list[AbstractSet[int]] = [done]
+        if failed:
+            removes.append(failed - forced if st.mode.forced_first else failed)
+        if timed.delay:
+            removes.append(timed.delay)
+        if timed.cooldown:
+            removes.append(timed.cooldown - timed.sticky)
+        return memoryview(gates.scan_order((static, st.plan.constants, timed.sticky, forced),
+                                           st.buffer.recursion_hits, tuple(removes))).cast("i")
     gids = set(static)
     gids.update(st.plan.constants)
     gids.update(timed.sticky)
@@ -136,8 +147,8 @@ def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: 
         primary_at, secondary_at = tables.primary, tables.secondary
         special_at = set(map(st.plan.pos.__getitem__, special)) if special else ()
         if tables.gates is not None:    # the C extension gates them; the others come here
-            order = _left_over(tables.gates, order if isinstance(order, list) else list(order), native.bitmap(seen),
-                               special_at or None, excluding, entries, now)
+            order = _left_over(tables.gates, order if isinstance(order, (list, memoryview)) else list(order),
+                               tables.bitmap(seen), special_at or None, excluding, entries, now)
             by_place = False
     for i in order:
         if by_place and i not in special_at:
@@ -186,12 +197,14 @@ def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: 
     return now
 
 
-def _left_over(gates: PlaceGates, order: list[int], bits: bytes, special: set[int] | None, excluding: bool,
-               entries: list[CompiledEntry], now: list[CompiledEntry]) -> Iterator[int]:
-    """The places of ``order`` that the C gates leave to the caller (not noted, or sticky or
-    forced), in order; the others they gate into ``now`` in between, so ``now`` stays in order."""
+def _left_over(gates: PlaceGates, order: list[int] | memoryview, bits: bytes, special: set[int] | None,
+               excluding: bool, entries: list[CompiledEntry], now: list[CompiledEntry]) -> Iterator[int]:
+    """The places of ``order`` (a list, or the packed places of ``scan_order``) that the C gates
+    leave to the caller (not noted, or sticky or forced), in order; the others they gate into
+    ``now`` in between, so ``now`` stays in order."""
+    packed = cast("bytes", order.obj) if isinstance(order, memoryview) else order
     gate, j, n = gates.gate, 0, len(order)
-    while (j := gate(order, j, bits, special, excluding, entries, now)) < n:
+    while (j := gate(packed, j, bits, special, excluding, entries, now)) < n:
         yield order[j]
         j += 1
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from array import array
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -41,7 +43,7 @@ def reference(rec: PlainEntry, seen: set[int], excluding: bool) -> bool:
 @given(st.lists(records(), min_size=1, max_size=40), st.sets(NEEDLES, max_size=30), st.booleans(), st.data())
 def test_the_c_gates_agree_with_the_python_gates(recs, seen, excluding, data) -> None:
     size = len(recs)
-    tables = PlaceTables(size)
+    tables = PlaceTables(size, list(range(size)), [])
     assert tables.gates is not None
     places = st.sets(st.integers(0, size - 1)) | st.just(set(range(size)))
     noted = data.draw(places)
@@ -78,7 +80,7 @@ def test_the_bitmap_holds_exactly_the_ids() -> None:
 
 
 def test_a_place_is_noted_once_and_bad_notes_are_refused() -> None:
-    gates = native.PlaceGates(3)
+    gates = native.PlaceGates(3, [0, 1, 2], [])
     gates.note(0, 1, (5,), None, -1, False)
     gates.note(0, 1, (6,), None, -1, False)       # ignored: a place says the same each time
     now: list[str] = []
@@ -94,11 +96,46 @@ def test_a_place_is_noted_once_and_bad_notes_are_refused() -> None:
     assert not gates.noted(1)
     # a place outside the entries, or not noted, is left to the caller
     assert gates.gate([1, 0], 0, b"", None, False, ["a", "b", "c"], now) == 0
+    # packed places (scan_order's) read as the list does
+    assert gates.gate(b"", 0, b"", None, False, ["a"], now) == 0
+    packed = array("i", [0, 0, 1]).tobytes()
+    assert gates.gate(packed, 0, native.bitmap({5}), None, False, ["a", "b", "c"], now) == 2 and now == ["a", "a", "a"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 30), st.data())
+def test_the_c_order_agrees_with_the_python_order(size, data) -> None:
+    """``scan_order``: the places of the added gids and of the gids under the hit needles, less the
+    removed gids, ascending (what ``pass_order`` computes with sets)."""
+    n_gids = data.draw(st.integers(size, size + 10))
+    places = data.draw(st.permutations(list(range(size)) + [-1] * (n_gids - size)))
+    lists = data.draw(st.lists(st.lists(st.integers(0, n_gids - 1), max_size=4).map(tuple), max_size=12))
+    gids = st.sets(st.integers(0, n_gids - 1), max_size=8)
+    adds = tuple(data.draw(st.lists(gids, max_size=4)))
+    hits = data.draw(st.sets(st.integers(0, len(lists) - 1), max_size=6)) if lists else set()
+    removes = tuple(data.draw(st.lists(gids, max_size=4)))
+    gates = native.PlaceGates(size, list(places), list(lists))
+    want = set().union(*adds, *(lists[n] for n in hits)) - set().union(*removes)
+    expected = sorted(places[g] for g in want if places[g] >= 0)
+    for _ in range(2):      # the second time from the kept places of each needle
+        got = memoryview(gates.scan_order(adds, hits, removes)).cast("i").tolist()
+        assert got == expected
+
+
+def test_scan_order_refuses_ids_out_of_range() -> None:
+    gates = native.PlaceGates(2, [1, 0], [(0,), (5,)])
+    assert memoryview(gates.scan_order(({1},), {0}, ())).cast("i").tolist() == [0, 1]
+    with pytest.raises(IndexError):
+        gates.scan_order(({2},), (), ())
+    with pytest.raises(IndexError):
+        gates.scan_order((), {1}, ())       # needle 1 lists gid 5, which does not exist
+    with pytest.raises(IndexError):
+        gates.scan_order((), {2}, ())
 
 
 def test_python_tables_without_the_extension(monkeypatch) -> None:
     monkeypatch.setattr(_index, "native", None)
-    tables = PlaceTables(2)
+    tables = PlaceTables(2, [0, 1], [])
     assert tables.gates is None
     tables.note(1, PlainEntry(KEYED, (4,)))
     tables.note(0, PlainEntry(KEYED, (4,), exclude_recursion=True))     # not kept: the pass checks it
