@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from lorescan import _index
 from lorescan._cli import cmd_bench
 from lorescan._cli.main import main
 
@@ -21,6 +22,7 @@ def test_bench_json_figures(capsys) -> None:
     assert f["activate_recursive"]["activated"] >= f["activate_flat"]["activated"] > 0
     assert f["ratio"] == f["baseline_recursive"]["median"] / f["activate_recursive"]["median"]
     assert 0 < f["memory"]["retained_mb"] <= f["memory"]["peak_mb"]
+    assert f["c_extension"] is (_index.native is not None)
 
 
 def test_bench_table(capsys) -> None:
@@ -32,6 +34,8 @@ def test_bench_table(capsys) -> None:
     assert any(line.startswith("compile") for line in labels)
     assert any("ratio baseline / lorescan" in line for line in out)
     assert any("same result" in line for line in out)
+    assert out[-1] == ("engine: Python and its C extension" if _index.native is not None else
+                       "engine: Python only (the C extension is not built, or LORESCAN_NATIVE=0)")
 
 
 def test_bench_needs_a_source_checkout(capsys, monkeypatch, tmp_path) -> None:

@@ -76,7 +76,7 @@ class Lore:
     :func:`lorescan.replay` and :func:`lorescan.compile` (``cache=True`` too). Not to be shared
     between threads: a :class:`~lorescan.Session` (one per chat), a random source passed as ``rng``
     (the draws would interleave), and a token counter of your own unless it is thread-safe; the
-    books must not change once compiled. Evaluation is pure Python and holds the GIL, so threads
+    books must not change once compiled. Evaluation holds the GIL (its optional C steps too), so threads
     serve requests concurrently but do not run faster together, and a regex key's time limit is
     wall-clock time, which a heavily loaded process spends waiting too.
     """

@@ -106,7 +106,11 @@ def measure(n: int, args: argparse.Namespace, gen: ModuleType, base_mod: ModuleT
     s_on = gen.bench_settings(recursive=True, depth=args.depth)
     s_off = gen.bench_settings(recursive=False, depth=args.depth)
     names = {"user_name": gen.USER_NAME, "char_name": gen.CHAR_NAME}
-    out: dict[str, Any] = {"entries": n, "messages": args.messages, "depth": args.depth}
+    from .. import _index
+
+    # whether the optional C extension gates the passes (not built, or LORESCAN_NATIVE=0: Python)
+    out: dict[str, Any] = {"entries": n, "messages": args.messages, "depth": args.depth,
+                           "c_extension": _index.native is not None}
 
     progress(f"{n} entries: compile")
     out["compile"], lore = _time(lambda: lorescan.compile([book], settings=s_on, tokenizer=args.tokenizer,
@@ -191,6 +195,9 @@ def render(figures: list[dict[str, Any]]) -> str:
         lines.append("  ".join(cells).rstrip())
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))
+    if figures:
+        lines.append("engine: " + ("Python and its C extension" if figures[0].get("c_extension") else
+                                   "Python only (the C extension is not built, or LORESCAN_NATIVE=0)"))
     return "\n".join(lines)
 
 
