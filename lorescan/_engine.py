@@ -13,10 +13,10 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
-from . import _js
-from ._budget import BudgetMeter
+from . import _index, _js
+from ._budget import BudgetMeter, _LinesPass
 from ._card_book import BookBudgets, apply_card_book_settings
 from ._compile import CompiledEntry, compile_books
 from ._emit import emit
@@ -287,7 +287,17 @@ class _Evaluation:
         new_text = meter.new_pass()
         add, skip = new_text.add, c.budget_skip
         cut = st.tally.budget if st.tally is not None else None
-        for ce in now:
+        # the common entries in C, when built: the loop below takes the others (same steps)
+        common = _index.native is not None and type(new_text) is _LinesPass and tr is None and cut is None \
+            and self.book_budgets is None
+        i, n = 0, len(now)
+        while i < n:
+            if common:
+                i = self._spend_common(now, i, cast(_LinesPass, new_text), meter, scan_tokens, skip, count)
+                if i >= n:
+                    break
+            ce = now[i]
+            i += 1
             g = ce.gid
             if meter.overflowed and skip and not ce.ignore_budget:
                 if tr is not None:
@@ -325,6 +335,21 @@ class _Evaluation:
                 st.activated_group_fields.add(ce.group)
             if tr is not None:
                 tr.activated(ce, count)
+
+    def _spend_common(self, now: list[CompiledEntry], i: int, new_text: _LinesPass, meter: BudgetMeter, base: int,
+                      skip: bool, count: int) -> int:
+        """``_spend``'s loop from ``now[i]`` in C while the entries are the common case (see
+        ``spend_lines`` in ``_native.c``); the index of the first entry it leaves to the loop."""
+        st, tally = self.st, new_text.tally
+        state: list[Any] = [meter.overflowed, tally.safe, tally.tail_tokens, meter.used, None, new_text.tokens]
+        j = _index.native.spend_lines(now, i, tally.memo, state, meter.budget, base, skip,
+                               st.mode.activation_by_key, count, st.content, self.activated, self.done, st.pass_of,
+                               st.activated_group_names, st.activated_group_fields)
+        if j != i:
+            tally.safe, tally.tail_tokens, meter.used, new_text.tokens = state[1], state[2], state[3], state[5]
+            if state[4] is not None:
+                tally.tail = [state[4]]
+        return j
 
     def _book_fits(self, ce: CompiledEntry, content: str, meter: BudgetMeter) -> bool:
         """Whether the entry fits its card book's own token budget (card_book_settings)."""

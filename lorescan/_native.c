@@ -13,6 +13,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -587,7 +588,208 @@ static PyTypeObject PlaceGatesType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* -- the budget of a pass ------------------------------------------------------------------ */
+
+/* An int attribute or item as a long long; 0 and an exception if it is not an int that fits. */
+static int
+as_ll(PyObject *v, long long *out)
+{
+    int overflow;
+    if (!PyLong_Check(v))
+        return 0;
+    *out = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (*out == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    return 1;
+}
+
+static PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group,
+    *s_update;
+
+/* Whether attribute `name` of `ce` is true: 1, 0, or -1 on error. */
+static int
+attr_true(PyObject *ce, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(ce, name);
+    int r;
+    if (v == NULL)
+        return -1;
+    r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* Record one activation: contents[g], activated[key or g], done, pass_of, and the group names and
+ * group field the later groups check; 0, or -1 on error. */
+static int
+record_activation(PyObject *ce, PyObject *content, PyObject *const *args)
+{
+    PyObject *contents = args[9], *activated = args[10], *done = args[11], *pass_of = args[12];
+    PyObject *names = args[13], *fields = args[14], *g, *k, *v;
+    int by_key, ok = -1;
+
+    by_key = PyObject_IsTrue(args[7]);
+    g = PyObject_GetAttr(ce, s_gid);
+    if (g == NULL || by_key < 0)
+        goto out_g;
+    if (PyDict_SetItem(contents, g, content) < 0)
+        goto out_g;
+    k = by_key ? PyObject_GetAttr(ce, s_key) : (Py_INCREF(g), g);
+    if (k == NULL)
+        goto out_g;
+    if (PyDict_SetItem(activated, k, ce) < 0 || PySet_Add(done, g) < 0 || PyDict_SetItem(pass_of, g, args[8]) < 0) {
+        Py_DECREF(k);
+        goto out_g;
+    }
+    Py_DECREF(k);
+    v = PyObject_GetAttr(ce, s_group_names);
+    if (v == NULL)
+        goto out_g;
+    if (PyObject_IsTrue(v) == 1) {
+        PyObject *r = PyObject_CallMethodOneArg(names, s_update, v);
+        if (r == NULL) {
+            Py_DECREF(v);
+            goto out_g;
+        }
+        Py_DECREF(r);
+    }
+    Py_DECREF(v);
+    v = PyObject_GetAttr(ce, s_group);
+    if (v == NULL)
+        goto out_g;
+    if (PyUnicode_Check(v) && PySet_Add(fields, v) < 0) {
+        Py_DECREF(v);
+        goto out_g;
+    }
+    Py_DECREF(v);
+    ok = 0;
+out_g:
+    Py_XDECREF(g);
+    return ok;
+}
+
+/* spend_lines(now, j, memo, state, budget, base, skip, by_key, count, contents, activated, done,
+ *             pass_of, group_names, group_fields) -> int
+ *
+ * The budget step of a pass (lorescan/_engine.py, _Evaluation._spend, is the reference) for a
+ * token counter whose counts add up at line starts, from now[j] on, while each entry is the
+ * common case: no probability roll, no macros, and a content that starts a new line piece whose
+ * count `memo` remembers, and that fits. It records each such activation, skips (after an
+ * overflow, with `skip`) entries that do not ignore the budget, and returns the index of the
+ * first entry left to the caller. `state` is a list [overflowed, safe, tail_tokens, used, last,
+ * tokens]: the meter's and the line tally's state, read and written back here (`last`: the
+ * content that is now the tally's one-line tail, or None if none was added). */
+static PyObject *
+native_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *now, *memo, *state, *ce, *content, *count_obj, *last = NULL;
+    Py_ssize_t j, n;
+    long long safe, tail, used, budget, base, cnt, total, tokens = 0;
+    int overflowed, skip, ignore, r;
+
+    (void)self;
+    if (nargs != 15 || !PyList_Check(args[0]) || !PyDict_Check(args[2]) || !PyList_Check(args[3])
+        || PyList_GET_SIZE(args[3]) != 6 || !PyDict_Check(args[9]) || !PyDict_Check(args[10])
+        || !PySet_Check(args[11]) || !PyDict_Check(args[12]) || !PySet_Check(args[14])) {
+        PyErr_SetString(PyExc_TypeError, "spend_lines(now: list, j: int, memo: dict, state: list (6), budget, base, "
+                                         "skip, by_key, count, contents: dict, activated: dict, done: set, "
+                                         "pass_of: dict, group_names, group_fields: set)");
+        return NULL;
+    }
+    now = args[0];
+    memo = args[2];
+    state = args[3];
+    j = PyLong_AsSsize_t(args[1]);
+    if (j == -1 && PyErr_Occurred())
+        return NULL;
+    n = PyList_GET_SIZE(now);
+    overflowed = PyObject_IsTrue(PyList_GET_ITEM(state, 0));
+    skip = PyObject_IsTrue(args[6]);
+    if (overflowed < 0 || skip < 0)
+        return NULL;
+    if (!as_ll(PyList_GET_ITEM(state, 1), &safe) || !as_ll(PyList_GET_ITEM(state, 2), &tail)
+        || !as_ll(PyList_GET_ITEM(state, 3), &used) || !as_ll(args[4], &budget) || !as_ll(args[5], &base)
+        || !as_ll(PyList_GET_ITEM(state, 5), &tokens)
+        || safe < 0 || tail < 0 || base < 0 || safe > LLONG_MAX / 4 || tail > LLONG_MAX / 4 || base > LLONG_MAX / 4)
+        return PyLong_FromSsize_t(j);     /* numbers this does not handle: all to the caller */
+    for (; j < n; j++) {
+        ce = PyList_GET_ITEM(now, j);
+        ignore = attr_true(ce, s_ignore_budget);
+        if (ignore < 0)
+            goto error;
+        if (overflowed && skip && !ignore)
+            continue;
+        r = attr_true(ce, s_rolls);
+        if (r != 0)
+            break;      /* a roll (or an error): the caller's */
+        r = attr_true(ce, s_macros);
+        if (r != 0)
+            break;
+        content = PyObject_GetAttr(ce, s_content);
+        if (content == NULL)
+            goto error;
+        if (!PyUnicode_CheckExact(content) || PyUnicode_GET_LENGTH(content) == 0
+            || Py_UNICODE_ISSPACE(PyUnicode_READ_CHAR(content, 0))) {
+            Py_DECREF(content);
+            break;
+        }
+        count_obj = PyDict_GetItemWithError(memo, content);     /* borrowed */
+        if (count_obj == NULL || !as_ll(count_obj, &cnt) || cnt < 0 || cnt > LLONG_MAX / 4) {
+            Py_DECREF(content);
+            if (PyErr_Occurred())
+                goto error;
+            break;
+        }
+        total = safe + tail + cnt + base;
+        if (!(skip && ignore) && total >= budget) {
+            Py_DECREF(content);
+            break;      /* an overflow: the caller's */
+        }
+        if (record_activation(ce, content, args) < 0) {
+            Py_DECREF(content);
+            goto error;
+        }
+        safe += tail;
+        tail = cnt;
+        tokens = safe + tail;
+        if (total > used)
+            used = total;
+        Py_XDECREF(last);
+        last = content;     /* owned */
+    }
+    /* write back: [overflowed, safe, tail_tokens, used, last, tokens] */
+    {
+        PyObject *vals[5];
+        int k;
+        vals[0] = PyLong_FromLongLong(safe);
+        vals[1] = PyLong_FromLongLong(tail);
+        vals[2] = PyLong_FromLongLong(used);
+        vals[3] = PyLong_FromLongLong(tokens);
+        if (!vals[0] || !vals[1] || !vals[2] || !vals[3]) {
+            for (k = 0; k < 4; k++)
+                Py_XDECREF(vals[k]);
+            goto error;
+        }
+        PyList_SetItem(state, 1, vals[0]);      /* steals */
+        PyList_SetItem(state, 2, vals[1]);
+        PyList_SetItem(state, 3, vals[2]);
+        PyList_SetItem(state, 5, vals[3]);
+        if (last != NULL)
+            PyList_SetItem(state, 4, last);     /* steals */
+    }
+    return PyLong_FromSsize_t(j);
+error:
+    Py_XDECREF(last);
+    return NULL;
+}
+
 static PyMethodDef module_methods[] = {
+    {"spend_lines", (PyCFunction)(void (*)(void))native_spend_lines, METH_FASTCALL,
+     "spend_lines(now, j, memo, state, budget, base, skip, by_key, count, contents, activated, done, pass_of, "
+     "group_names, group_fields) -> int: the budget step of a pass for its common entries, from now[j]; "
+     "the index of the first entry left to the caller."},
     {"bitmap", (PyCFunction)native_bitmap, METH_O,
      "bitmap(ids) -> bytes: bit n set for each needle id n in the set."},
     {NULL, NULL, 0, NULL},
@@ -605,6 +807,17 @@ PyInit__native(void)
     PyObject *m;
     if (PyType_Ready(&PlaceGatesType) < 0)
         return NULL;
+#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
+    INTERN(s_ignore_budget, "ignore_budget");
+    INTERN(s_rolls, "rolls");
+    INTERN(s_macros, "macros");
+    INTERN(s_content, "content");
+    INTERN(s_gid, "gid");
+    INTERN(s_key, "key");
+    INTERN(s_group_names, "group_names");
+    INTERN(s_group, "group");
+    INTERN(s_update, "update");
+#undef INTERN
     m = PyModule_Create(&native_module);
     if (m == NULL)
         return NULL;

@@ -5,6 +5,10 @@ from typing import Any
 
 def bitmap(ids: set[int] | frozenset[int], /) -> bytes: ...
 
+def spend_lines(now: list[Any], j: int, memo: dict[str, int], state: list[Any], budget: int, base: int, skip: bool,
+                by_key: bool, count: int, contents: dict[int, str], activated: dict[Any, Any], done: set[int],
+                pass_of: dict[int, int], group_names: set[str], group_fields: set[str], /) -> int: ...
+
 class PlaceGates:
     def __init__(self, size: int, pos: list[int], lists: list[list[int]]) -> None: ...
     def scan_order(self, adds: tuple[Iterable[int], ...], hits: Iterable[int], removes: tuple[Iterable[int], ...],

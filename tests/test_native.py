@@ -140,3 +140,41 @@ def test_python_tables_without_the_extension(monkeypatch) -> None:
     tables.note(1, PlainEntry(KEYED, (4,)))
     tables.note(0, PlainEntry(KEYED, (4,), exclude_recursion=True))     # not kept: the pass checks it
     assert tables.primary == [None, (4,)] and not tables.noted(0) and tables.noted(1)
+
+
+class _Entry:
+    """What ``spend_lines`` reads of an entry."""
+
+    def __init__(self, gid: int, content: str, **fields: object) -> None:
+        self.gid, self.key, self.content = gid, f"b.{gid}", content
+        self.ignore_budget = self.rolls = self.macros = False
+        self.group_names: tuple[str, ...] = ()
+        self.group: object = None
+        self.__dict__.update(fields)
+
+
+def _spend(now: list[_Entry], memo: dict[str, int], budget: int, state: list | None = None, skip: bool = True):
+    state = state or [False, 0, 0, 0, None, 0]
+    out = ({}, {}, set(), {}, set(), set())     # contents, activated, done, pass_of, group names, group fields
+    j = native.spend_lines(now, 0, memo, state, budget, 5, skip, True, 2, *out)
+    return j, state, out
+
+
+def test_spend_lines_records_the_common_entries_and_stops_where_python_must_go_on() -> None:
+    memo = {"alpha": 3, "beta": 4, " gamma": 1}
+    now = [_Entry(0, "alpha", group_names=("g",), group="g"), _Entry(1, "beta"), _Entry(2, "alpha", rolls=True)]
+    j, state, (contents, activated, done, pass_of, names, fields) = _spend(now, memo, 100)
+    assert j == 2           # a roll: Python's
+    assert state == [False, 3, 4, 5 + 7, "beta", 7]      # safe, tail tokens, used (base 5 included), last, tokens
+    assert contents == {0: "alpha", 1: "beta"} and list(activated) == ["b.0", "b.1"] and done == {0, 1}
+    assert pass_of == {0: 2, 1: 2} and names == {"g"} and fields == {"g"}
+    # left to Python: macros, a line starting with a space, a count not remembered, an overflow
+    for entry in (_Entry(0, "alpha", macros=True), _Entry(0, " gamma"), _Entry(0, "delta"), _Entry(0, "alpha")):
+        assert _spend([entry], memo, 8)[0] == 0
+    assert _spend([_Entry(0, "alpha")], memo, 9)[0] == 1                  # 5 + 3 < 9
+    assert _spend([_Entry(0, "alpha", ignore_budget=True)], memo, 8)[0] == 1
+    # after an overflow, entries that do not ignore the budget are skipped (with skip), or Python's
+    assert _spend([_Entry(0, "alpha")], memo, 100, [True, 0, 0, 0, None, 0])[:2] == (1, [True, 0, 0, 0, None, 0])
+    assert _spend([_Entry(0, "alpha")], memo, 100, [True, 0, 0, 0, None, 0], skip=False)[0] == 1
+    # numbers it does not handle: all to the caller
+    assert _spend([_Entry(0, "alpha")], memo, 2**70)[0] == 0
