@@ -10,7 +10,7 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Any
 
-from . import _js
+from . import _index, _js
 from ._budget import BudgetMeter
 from ._compile import CompiledEntry, ForcedEntry
 from ._model import Activation, ActivationResult, DepthGroup, ExampleEntry, construct
@@ -130,9 +130,11 @@ def _records(st: EvalState, activated: list[CompiledEntry], shared: dict[int, Ac
     eight passes apart), as an entry often activates in the first pass of one chat and the second
     of another."""
     content, pass_of = st.content, st.pass_of
-    acts = []
     if len(shared) > 50_000:
         shared.clear()
+    if _index.native is not None:     # the same loop in C
+        return _index.native.activation_records(activated, content, pass_of, shared, ForcedEntry, _record)
+    acts = []
     for ce in activated:
         g = ce.gid
         text, pass_index = content.get(g, ce.content), pass_of.get(g, 0)
@@ -140,10 +142,14 @@ def _records(st: EvalState, activated: list[CompiledEntry], shared: dict[int, Ac
         slot = g << 3 | pass_index & 7
         a = shared.get(slot) if own else None
         if a is None or a.content is not text or a.pass_index != pass_index:
-            a = construct(Activation, {"book": ce.world, "uid": ce.uid, "key": ce.key, "position": ce.position,
-                                       "order": ce.order, "content": text, "pass_index": pass_index},
-                          _ACTIVATION_FIELDS)
+            a = _record(ce, text, pass_index)
             if own:
                 shared[slot] = a
         acts.append(a)
     return acts
+
+
+def _record(ce: CompiledEntry, text: str, pass_index: int) -> Activation:
+    """A new activation record (built without re-validation: every value comes from the engine)."""
+    return construct(Activation, {"book": ce.world, "uid": ce.uid, "key": ce.key, "position": ce.position,
+                                  "order": ce.order, "content": text, "pass_index": pass_index}, _ACTIVATION_FIELDS)

@@ -1,6 +1,6 @@
 """Types of the optional C extension (lorescan/_native.c)."""
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 def bitmap(ids: set[int] | frozenset[int], /) -> bytes: ...
@@ -8,6 +8,9 @@ def bitmap(ids: set[int] | frozenset[int], /) -> bytes: ...
 def spend_lines(now: list[Any], j: int, memo: dict[str, int], state: list[Any], budget: int, base: int, skip: bool,
                 by_key: bool, count: int, contents: dict[int, str], activated: dict[Any, Any], done: set[int],
                 pass_of: dict[int, int], group_names: set[str], group_fields: set[str], /) -> int: ...
+
+def activation_records(activated: list[Any], contents: dict[int, str], pass_of: dict[int, int], shared: dict[int, Any],
+                       forced_type: type, make: Callable[[Any, str, int], Any], /) -> list[Any]: ...
 
 class PlaceGates:
     def __init__(self, size: int, pos: list[int], lists: list[list[int]]) -> None: ...

@@ -124,9 +124,17 @@ def test_emitted_activations_equal_pydantic_construction() -> None:
     assert fast[1].model_dump(exclude_unset=True) == fast[1].model_dump()
 
 
-def test_evaluations_share_unchanged_activations() -> None:
+@pytest.mark.parametrize("in_c", [True, False], ids=["c-records", "python-records"])
+def test_evaluations_share_unchanged_activations(monkeypatch, in_c: bool) -> None:
     """An entry activated again with the same content in the same pass gives the same (immutable)
-    activation object; a changed content or pass gives a new one."""
+    activation object; a changed content or pass gives a new one; a caller's own object (a forced
+    activation with fields of its own) is never shared."""
+    from lorescan import _index
+
+    if in_c and _index.native is None:
+        pytest.skip("the C extension is not built")
+    if not in_c:
+        monkeypatch.setattr(_index, "native", None)
     lore = lorescan.compile([Lorebook.from_entries("b", [
         {"uid": 0, "key": ["a"], "content": "A mentions b"}, {"uid": 1, "key": ["b"], "content": "{{user}}"}])])
     s = Settings(world_info_recursive=True)
@@ -141,6 +149,13 @@ def test_evaluations_share_unchanged_activations() -> None:
     assert direct[0] is first[0] and direct[1] is not first[1] and direct[1].pass_index == 1
     other = run("a", user="V")                # another content for b.1
     assert other[1].content == "V" and other[1] is not first[1] and first[1].content == "U"
+    forced = [{"world": "b", "uid": 0, "content": "forced, and b"}]      # a field of its own
+    twice = [lore.activate([ChatMessage(name="U", mes="z")], settings=s, user_name="U",
+                           force_activate=forced).activated for _ in range(2)]
+    assert [x.key for x in twice[0]] == [x.key for x in twice[1]] == ["b.0", "b.1"]
+    assert twice[0][0].content == "forced, and b"
+    assert twice[0][0] is not twice[1][0] and twice[0][0] == twice[1][0]   # the caller's object: never shared
+    assert twice[0][1] is twice[1][1]
 
 
 def test_emitted_results_equal_pydantic_construction() -> None:
