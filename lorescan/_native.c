@@ -315,30 +315,40 @@ set_place(unsigned char *bits, int32_t p, int on)
         bits[p >> 3] &= (unsigned char)~(1u << (p & 7));
 }
 
+/* The next int of an iterator, checked to be in [0, limit): 1, 0 at its end, -1 on error. */
+static int
+next_id(PyObject *it, Py_ssize_t limit, const char *what, Py_ssize_t *out)
+{
+    PyObject *item = PyIter_Next(it);
+    if (item == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    *out = PyLong_AsSsize_t(item);
+    Py_DECREF(item);
+    if (*out == -1 && PyErr_Occurred())
+        return -1;
+    if (*out < 0 || *out >= limit) {
+        PyErr_Format(PyExc_IndexError, "%s out of range", what);
+        return -1;
+    }
+    return 1;
+}
+
 /* Set (or clear) the bits of the places of the gids in an iterable. */
 static int
 mark_gids(PlaceGates *self, PyObject *gids, unsigned char *bits, int on)
 {
-    PyObject *it, *item;
+    PyObject *it;
     Py_ssize_t g;
+    int r;
 
     it = PyObject_GetIter(gids);
     if (it == NULL)
         return -1;
-    while ((item = PyIter_Next(it)) != NULL) {
-        g = PyLong_AsSsize_t(item);
-        Py_DECREF(item);
-        if (g == -1 && PyErr_Occurred())
-            break;
-        if (g < 0 || g >= self->n_gids) {
-            PyErr_SetString(PyExc_IndexError, "entry id out of range");
-            break;
-        }
+    while ((r = next_id(it, self->n_gids, "entry id", &g)) == 1)
         if (self->place_of[g] >= 0)
             set_place(bits, self->place_of[g], on);
-    }
     Py_DECREF(it);
-    return PyErr_Occurred() ? -1 : 0;
+    return r;
 }
 
 /* The places of the gids listed under needle n, read once and kept; NULL on error. */
@@ -406,12 +416,13 @@ needle_places(PlaceGates *self, Py_ssize_t n, uint32_t *count)
 static PyObject *
 gates_scan_order(PlaceGates *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *adds, *removes, *it, *item, *out = NULL;
+    PyObject *adds, *removes, *it, *out = NULL;
     Py_ssize_t k, n, nbytes, found = 0;
     unsigned char *bits;
     const int32_t *places;
     uint32_t count, c;
     int32_t *dst;
+    int r;
 
     if (nargs != 3 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[2])) {
         PyErr_SetString(PyExc_TypeError, "scan_order(adds: tuple, hits: iterable, removes: tuple)");
@@ -429,23 +440,17 @@ gates_scan_order(PlaceGates *self, PyObject *const *args, Py_ssize_t nargs)
     it = PyObject_GetIter(args[1]);
     if (it == NULL)
         goto done;
-    while ((item = PyIter_Next(it)) != NULL) {
-        n = PyLong_AsSsize_t(item);
-        Py_DECREF(item);
-        if (n == -1 && PyErr_Occurred())
-            break;
-        if (n < 0 || n >= self->n_lists) {
-            PyErr_SetString(PyExc_IndexError, "needle id out of range");
+    while ((r = next_id(it, self->n_lists, "needle id", &n)) == 1) {
+        places = needle_places(self, n, &count);
+        if (places == NULL) {
+            r = -1;
             break;
         }
-        places = needle_places(self, n, &count);
-        if (places == NULL)
-            break;
         for (c = 0; c < count; c++)
             set_place(bits, places[c], 1);
     }
     Py_DECREF(it);
-    if (PyErr_Occurred())
+    if (r < 0)
         goto done;
     for (k = 0; k < PyTuple_GET_SIZE(removes); k++)
         if (mark_gids(self, PyTuple_GET_ITEM(removes, k), bits, 0) < 0)
