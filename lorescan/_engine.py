@@ -283,7 +283,6 @@ class _Evaluation:
         c, tr = st.mode, st.trace
         by_key = c.activation_by_key
         contents, pass_of, failed, done, activated = st.content, st.pass_of, self.failed, self.done, self.activated
-        substituted = self.substituted
         new_text = meter.new_pass()
         add, skip = new_text.add, c.budget_skip
         cut = st.tally.budget if st.tally is not None else None
@@ -308,7 +307,7 @@ class _Evaluation:
             if ce.rolls and not self._roll(ce):
                 failed.add(g)
                 continue
-            content = (substituted.get(ce.content) or self._substitute(ce.content)) if ce.macros else ce.content
+            content = self._content_of(ce) if ce.macros else ce.content
             contents[g] = content
             if self.book_budgets is not None and not self._book_fits(ce, content, meter):
                 continue
@@ -344,7 +343,8 @@ class _Evaluation:
         state: list[Any] = [meter.overflowed, tally.safe, tally.tail_tokens, meter.used, None, new_text.tokens]
         j = _index.native.spend_lines(now, i, tally.memo, state, meter.budget, base, skip,
                                st.mode.activation_by_key, count, st.content, self.activated, self.done, st.pass_of,
-                               st.activated_group_names, st.activated_group_fields)
+                               st.activated_group_names, st.activated_group_fields, self._roll, self._content_of,
+                               self.failed)
         if j != i:
             tally.safe, tally.tail_tokens, meter.used, new_text.tokens = state[1], state[2], state[3], state[5]
             if state[4] is not None:
@@ -399,6 +399,10 @@ class _Evaluation:
                 if st.trace is not None:
                     st.trace.recursion_text(text, [ce.key for ce in for_rec])
         return nxt
+
+    def _content_of(self, ce: CompiledEntry) -> str:
+        """An entry's content with the evaluation's macros substituted (for an entry with macros)."""
+        return self.substituted.get(ce.content) or self._substitute(ce.content)
 
     def _substitute(self, content: str) -> str:
         """An entry content with the evaluation's macros substituted (remembered per names)."""

@@ -676,31 +676,33 @@ out_g:
 }
 
 /* spend_lines(now, j, memo, state, budget, base, skip, by_key, count, contents, activated, done,
- *             pass_of, group_names, group_fields) -> int
+ *             pass_of, group_names, group_fields, roll, substitute, failed) -> int
  *
  * The budget step of a pass (lorescan/_engine.py, _Evaluation._spend, is the reference) for a
- * token counter whose counts add up at line starts, from now[j] on, while each entry is the
- * common case: no probability roll, no macros, and a content that starts a new line piece whose
- * count `memo` remembers, and that fits. It records each such activation, skips (after an
- * overflow, with `skip`) entries that do not ignore the budget, and returns the index of the
- * first entry left to the caller. `state` is a list [overflowed, safe, tail_tokens, used, last,
- * tokens]: the meter's and the line tally's state, read and written back here (`last`: the
- * content that is now the tally's one-line tail, or None if none was added). */
+ * token counter whose counts add up at line starts, from now[j] on, while each entry's content
+ * (substitute(entry) for one with macros) starts a new line piece whose count `memo` remembers,
+ * and fits. It records each such activation (after roll(entry), for one that rolls: a failed roll
+ * goes into `failed`), skips (after an overflow, with `skip`) entries that do not ignore the
+ * budget, and returns the index of the first entry left to the caller, before any roll of it.
+ * `state` is a list [overflowed, safe, tail_tokens, used, last, tokens]: the meter's and the line
+ * tally's state, read and written back here (`last`: the content that is now the tally's one-line
+ * tail, or None if none was added). */
 static PyObject *
 native_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *now, *memo, *state, *ce, *content, *count_obj, *last = NULL;
+    PyObject *now, *memo, *state, *ce, *content, *count_obj, *last = NULL, *g;
     Py_ssize_t j, n;
     long long safe, tail, used, budget, base, cnt, total, tokens = 0;
-    int overflowed, skip, ignore, r;
+    int overflowed, skip, ignore, rolls, macros, r;
 
     (void)self;
-    if (nargs != 15 || !PyList_Check(args[0]) || !PyDict_Check(args[2]) || !PyList_Check(args[3])
+    if (nargs != 18 || !PyList_Check(args[0]) || !PyDict_Check(args[2]) || !PyList_Check(args[3])
         || PyList_GET_SIZE(args[3]) != 6 || !PyDict_Check(args[9]) || !PyDict_Check(args[10])
-        || !PySet_Check(args[11]) || !PyDict_Check(args[12]) || !PySet_Check(args[14])) {
+        || !PySet_Check(args[11]) || !PyDict_Check(args[12]) || !PySet_Check(args[14]) || !PySet_Check(args[17])) {
         PyErr_SetString(PyExc_TypeError, "spend_lines(now: list, j: int, memo: dict, state: list (6), budget, base, "
                                          "skip, by_key, count, contents: dict, activated: dict, done: set, "
-                                         "pass_of: dict, group_names, group_fields: set)");
+                                         "pass_of: dict, group_names, group_fields: set, roll, substitute, "
+                                         "failed: set)");
         return NULL;
     }
     now = args[0];
@@ -726,13 +728,11 @@ native_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             goto error;
         if (overflowed && skip && !ignore)
             continue;
-        r = attr_true(ce, s_rolls);
-        if (r != 0)
-            break;      /* a roll (or an error): the caller's */
-        r = attr_true(ce, s_macros);
-        if (r != 0)
-            break;
-        content = PyObject_GetAttr(ce, s_content);
+        rolls = attr_true(ce, s_rolls);
+        macros = attr_true(ce, s_macros);
+        if (rolls < 0 || macros < 0)
+            goto error;
+        content = macros ? PyObject_CallOneArg(args[16], ce) : PyObject_GetAttr(ce, s_content);
         if (content == NULL)
             goto error;
         if (!PyUnicode_CheckExact(content) || PyUnicode_GET_LENGTH(content) == 0
@@ -751,6 +751,25 @@ native_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         if (!(skip && ignore) && total >= budget) {
             Py_DECREF(content);
             break;      /* an overflow: the caller's */
+        }
+        if (rolls) {    /* the roll, as the caller would make it before the budget (which draws nothing) */
+            PyObject *ok = PyObject_CallOneArg(args[15], ce);
+            r = ok == NULL ? -1 : PyObject_IsTrue(ok);
+            Py_XDECREF(ok);
+            if (r < 0) {
+                Py_DECREF(content);
+                goto error;
+            }
+            if (!r) {
+                Py_DECREF(content);
+                g = PyObject_GetAttr(ce, s_gid);
+                if (g == NULL || PySet_Add(args[17], g) < 0) {
+                    Py_XDECREF(g);
+                    goto error;
+                }
+                Py_DECREF(g);
+                continue;
+            }
         }
         if (record_activation(ce, content, args) < 0) {
             Py_DECREF(content);
@@ -900,7 +919,8 @@ static PyMethodDef module_methods[] = {
      "entry's record, shared while its content and pass are unchanged."},
     {"spend_lines", (PyCFunction)(void (*)(void))native_spend_lines, METH_FASTCALL,
      "spend_lines(now, j, memo, state, budget, base, skip, by_key, count, contents, activated, done, pass_of, "
-     "group_names, group_fields) -> int: the budget step of a pass for its common entries, from now[j]; "
+     "group_names, group_fields, roll, substitute, failed) -> int: the budget step of a pass for its common "
+     "entries, from now[j]; "
      "the index of the first entry left to the caller."},
     {"bitmap", (PyCFunction)native_bitmap, METH_O,
      "bitmap(ids) -> bytes: bit n set for each needle id n in the set."},

@@ -153,24 +153,31 @@ class _Entry:
         self.__dict__.update(fields)
 
 
-def _spend(now: list[_Entry], memo: dict[str, int], budget: int, state: list | None = None, skip: bool = True):
+def _spend(now: list[_Entry], memo: dict[str, int], budget: int, state: list | None = None, skip: bool = True,
+           rolls: list[bool] | None = None, failed: set[int] | None = None):
     state = state or [False, 0, 0, 0, None, 0]
     out = ({}, {}, set(), {}, set(), set())     # contents, activated, done, pass_of, group names, group fields
-    j = native.spend_lines(now, 0, memo, state, budget, 5, skip, True, 2, *out)
+    draws = iter(rolls or [])
+    j = native.spend_lines(now, 0, memo, state, budget, 5, skip, True, 2, *out, lambda ce: next(draws),
+                           lambda ce: ce.content.replace("{{char}}", "C"), set() if failed is None else failed)
     return j, state, out
 
 
 def test_spend_lines_records_the_common_entries_and_stops_where_python_must_go_on() -> None:
-    memo = {"alpha": 3, "beta": 4, " gamma": 1}
-    now = [_Entry(0, "alpha", group_names=("g",), group="g"), _Entry(1, "beta"), _Entry(2, "alpha", rolls=True)]
-    j, state, (contents, activated, done, pass_of, names, fields) = _spend(now, memo, 100)
-    assert j == 2           # a roll: Python's
-    assert state == [False, 3, 4, 5 + 7, "beta", 7]      # safe, tail tokens, used (base 5 included), last, tokens
-    assert contents == {0: "alpha", 1: "beta"} and list(activated) == ["b.0", "b.1"] and done == {0, 1}
-    assert pass_of == {0: 2, 1: 2} and names == {"g"} and fields == {"g"}
-    # left to Python: macros, a line starting with a space, a count not remembered, an overflow
-    for entry in (_Entry(0, "alpha", macros=True), _Entry(0, " gamma"), _Entry(0, "delta"), _Entry(0, "alpha")):
-        assert _spend([entry], memo, 8)[0] == 0
+    memo = {"alpha": 3, "beta": 4, " gamma": 1, "C": 2}
+    now = [_Entry(0, "alpha", group_names=("g",), group="g"), _Entry(1, "beta"), _Entry(2, "alpha", rolls=True),
+           _Entry(3, "beta", rolls=True), _Entry(4, "{{char}}", macros=True), _Entry(5, "delta")]
+    failed: set[int] = set()
+    j, state, (contents, activated, done, pass_of, names, fields) = _spend(now, memo, 100, rolls=[False, True],
+                                                                            failed=failed)
+    assert j == 5           # a count not remembered: Python's
+    assert failed == {2}    # the failed roll; the passed one activates
+    assert state == [False, 3 + 4 + 4, 2, 5 + 13, "C", 13]      # safe, tail tokens, used (base 5 included), last, tokens
+    assert contents == {0: "alpha", 1: "beta", 3: "beta", 4: "C"} and list(activated) == ["b.0", "b.1", "b.3", "b.4"]
+    assert done == {0, 1, 3, 4} and pass_of == {0: 2, 1: 2, 3: 2, 4: 2} and names == {"g"} and fields == {"g"}
+    # left to Python, before any roll: a line starting with a space, a count not remembered, an overflow
+    for entry in (_Entry(0, " gamma", rolls=True), _Entry(0, "delta", rolls=True), _Entry(0, "alpha", rolls=True)):
+        assert _spend([entry], memo, 8, rolls=[])[0] == 0      # no draw: the roll list is empty
     assert _spend([_Entry(0, "alpha")], memo, 9)[0] == 1                  # 5 + 3 < 9
     assert _spend([_Entry(0, "alpha", ignore_budget=True)], memo, 8)[0] == 1
     # after an overflow, entries that do not ignore the budget are skipped (with skip), or Python's
