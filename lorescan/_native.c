@@ -90,6 +90,8 @@ typedef struct {
     Py_ssize_t size;       /* places in the plan */
     uint8_t *kind;         /* per place: one of the kinds above */
     uint8_t *exclude;      /* per place: excluded from recursion */
+    uint8_t *has_depth;    /* per place: keyed with a scan depth of its own, `depth` */
+    double *depth;
     int8_t *logic;         /* per place: the selective logic 0-3, or -1 */
     uint32_t *start;       /* per place: where its needles start in `needles` */
     uint32_t *n_primary;   /* per place: how many primary needles, then the secondary ones */
@@ -112,6 +114,8 @@ gates_dealloc(PlaceGates *self)
 {
     PyMem_Free(self->kind);
     PyMem_Free(self->exclude);
+    PyMem_Free(self->has_depth);
+    PyMem_Free(self->depth);
     PyMem_Free(self->logic);
     PyMem_Free(self->start);
     PyMem_Free(self->n_primary);
@@ -145,6 +149,8 @@ gates_init(PlaceGates *self, PyObject *args, PyObject *kwds)
     self->size = size;
     self->kind = PyMem_Calloc((size_t)size + 1, 1);
     self->exclude = PyMem_Calloc((size_t)size + 1, 1);
+    self->has_depth = PyMem_Calloc((size_t)size + 1, 1);
+    self->depth = PyMem_Calloc((size_t)size + 1, sizeof(double));
     self->logic = PyMem_Calloc((size_t)size + 1, 1);
     self->start = PyMem_Calloc((size_t)size + 1, sizeof(uint32_t));
     self->n_primary = PyMem_Calloc((size_t)size + 1, sizeof(uint32_t));
@@ -154,7 +160,7 @@ gates_init(PlaceGates *self, PyObject *args, PyObject *kwds)
     self->n_lists = PyList_GET_SIZE(lists);
     self->list_start = PyMem_Calloc((size_t)self->n_lists + 1, sizeof(uint32_t));
     self->list_count = PyMem_Malloc(((size_t)self->n_lists + 1) * sizeof(uint32_t));
-    if (!self->kind || !self->exclude || !self->logic || !self->start || !self->n_primary || !self->n_secondary
+    if (!self->kind || !self->exclude || !self->has_depth || !self->depth || !self->logic || !self->start || !self->n_primary || !self->n_secondary
         || !self->place_of || !self->list_start || !self->list_count) {
         PyErr_NoMemory();
         return -1;
@@ -208,20 +214,32 @@ append_ids(PlaceGates *self, PyObject *ids)
     return 0;
 }
 
-/* note(place, kind, primary, secondary, logic, exclude): the record met at `place`: its kind
- * (PRIMARY, SECONDARY, CONSTANT or NEVER), its needle ids (secondary None for PRIMARY), its
- * selective logic and whether it is excluded from recursion. A place is written once; later notes
+/* note(place, kind, primary, secondary, logic, exclude[, depth]): the record met at `place`: its
+ * kind (PRIMARY, SECONDARY, CONSTANT or NEVER), its needle ids (secondary None for PRIMARY), its
+ * selective logic, whether it is excluded from recursion, and its own scan depth (None: the
+ * global one). A place is written once; later notes
  * of it are ignored, as they say the same. */
 static PyObject *
 gates_note(PlaceGates *self, PyObject *args)
 {
     Py_ssize_t place;
-    PyObject *primary, *secondary;
+    PyObject *primary, *secondary, *depth = Py_None;
     int kind, logic, exclude;
     size_t at;
+    double d = 0.0;
 
-    if (!PyArg_ParseTuple(args, "niO!Oip", &place, &kind, &PyTuple_Type, &primary, &secondary, &logic, &exclude))
+    if (!PyArg_ParseTuple(args, "niO!Oip|O", &place, &kind, &PyTuple_Type, &primary, &secondary, &logic, &exclude,
+                          &depth))
         return NULL;
+    if (depth != Py_None) {
+        d = PyFloat_AsDouble(depth);
+        if (d == -1.0 && PyErr_Occurred())
+            return NULL;
+        if (kind != PRIMARY && kind != SECONDARY) {
+            PyErr_SetString(PyExc_ValueError, "a scan depth of its own is for a keyed place (kind 1 or 2)");
+            return NULL;
+        }
+    }
     if (place < 0 || place >= self->size) {
         PyErr_SetString(PyExc_IndexError, "place out of range");
         return NULL;
@@ -245,6 +263,8 @@ gates_note(PlaceGates *self, PyObject *args)
     self->n_secondary[place] = secondary == Py_None ? 0 : (uint32_t)PyTuple_GET_SIZE(secondary);
     self->logic[place] = (int8_t)(logic >= 0 && logic <= 3 ? logic : -1);
     self->exclude[place] = (uint8_t)(exclude != 0);
+    self->has_depth[place] = depth != Py_None;
+    self->depth[place] = d;
     self->kind[place] = (uint8_t)kind;
     Py_RETURN_NONE;
 }
@@ -476,26 +496,31 @@ done:
     return out;
 }
 
-/* gate(order, j, bits, special, excluding, entries, now) -> int
+#define DEPTHS 8     /* scan depths of their own met in one call of gate(), at most */
+
+/* gate(order, j, bits, special, excluding, entries, now, depth_bits) -> int
  *
  * Gates order[j:] (places: a list of ints, or the bytes scan_order gives) while the places are
  * noted and not in `special` (a set of places, or None): appends entries[place] to `now` for each
  * one that passes, and returns the index in `order` of the first place it cannot gate
  * (len(order) when it gated them all). `excluding`: a recursion pass, where entries excluded from
- * recursion are out. */
+ * recursion are out. A place with a scan depth of its own reads depth_bits(depth) instead of
+ * `bits` (None: such places are left to the caller). */
 static PyObject *
 gates_gate(PlaceGates *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *order, *bitsobj, *special, *entries, *now, *item;
-    Py_ssize_t j, n, nbytes, i, n_entries;
-    const unsigned char *bits;
+    PyObject *order, *bitsobj, *special, *entries, *now, *item, *depth_bits, *found[DEPTHS], *result = NULL;
+    Py_ssize_t j, n, nbytes, i, n_entries, n_here;
+    const unsigned char *bits, *here;
     const int32_t *packed = NULL;
-    int excluding, in;
+    double depths[DEPTHS];
+    int excluding, in, k, n_found = 0;
 
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "gate() takes 7 arguments");
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "gate() takes 8 arguments");
         return NULL;
     }
+    depth_bits = args[7];
     order = args[0];
     bitsobj = args[2];
     special = args[3];
@@ -507,7 +532,7 @@ gates_gate(PlaceGates *self, PyObject *const *args, Py_ssize_t nargs)
     if (!(PyList_Check(order) || PyBytes_Check(order)) || !PyBytes_Check(bitsobj) || !PyList_Check(entries)
         || !PyList_Check(now) || (special != Py_None && !PyAnySet_Check(special))) {
         PyErr_SetString(PyExc_TypeError, "gate(order: list | bytes, j: int, bits: bytes, special: set | None, "
-                                         "excluding: bool, entries: list, now: list)");
+                                         "excluding: bool, entries: list, now: list, depth_bits)");
         return NULL;
     }
     j = PyLong_AsSsize_t(args[1]);
@@ -532,25 +557,54 @@ gates_gate(PlaceGates *self, PyObject *const *args, Py_ssize_t nargs)
         } else {
             i = PyLong_AsSsize_t(PyList_GET_ITEM(order, j));
             if (i == -1 && PyErr_Occurred())
-                return NULL;
+                goto done;
         }
         if (i < 0 || i >= self->size || i >= n_entries || self->kind[i] == UNKNOWN)
             break;
         if (special != Py_None) {
             item = PyLong_FromSsize_t(i);
             if (item == NULL)
-                return NULL;
+                goto done;
             in = PySet_Contains(special, item);
             Py_DECREF(item);
             if (in < 0)
-                return NULL;
+                goto done;
             if (in)
                 break;
         }
-        if (place_passes(self, i, bits, nbytes, excluding) && PyList_Append(now, PyList_GET_ITEM(entries, i)) < 0)
-            return NULL;
+        here = bits;
+        n_here = nbytes;
+        if (self->has_depth[i]) {      /* the needles visible at its own depth: depth_bits(depth), once per depth */
+            double d = self->depth[i];
+            for (k = 0; k < n_found && memcmp(&depths[k], &d, sizeof d) != 0; k++)
+                ;
+            if (k == n_found) {
+                if (depth_bits == Py_None || n_found == DEPTHS)
+                    break;
+                item = PyFloat_FromDouble(d);
+                found[k] = item == NULL ? NULL : PyObject_CallOneArg(depth_bits, item);
+                Py_XDECREF(item);
+                if (found[k] == NULL)
+                    goto done;
+                if (!PyBytes_Check(found[k])) {
+                    Py_DECREF(found[k]);
+                    PyErr_SetString(PyExc_TypeError, "depth_bits() returns bytes");
+                    goto done;
+                }
+                depths[k] = d;
+                n_found++;
+            }
+            here = (const unsigned char *)PyBytes_AS_STRING(found[k]);
+            n_here = PyBytes_GET_SIZE(found[k]);
+        }
+        if (place_passes(self, i, here, n_here, excluding) && PyList_Append(now, PyList_GET_ITEM(entries, i)) < 0)
+            goto done;
     }
-    return PyLong_FromSsize_t(j);
+    result = PyLong_FromSsize_t(j);
+done:
+    for (k = 0; k < n_found; k++)
+        Py_DECREF(found[k]);
+    return result;
 }
 
 /* noted(place) -> bool: whether a place has been noted (for tests). */
@@ -571,7 +625,7 @@ static PyMethodDef gates_methods[] = {
     {"note", (PyCFunction)gates_note, METH_VARARGS,
      "note(place, kind, primary, secondary, logic, exclude): the record met at place."},
     {"gate", (PyCFunction)(void (*)(void))gates_gate, METH_FASTCALL,
-     "gate(order, j, bits, special, excluding, entries, now) -> int: gate order[j:] while its places "
+     "gate(order, j, bits, special, excluding, entries, now, depth_bits) -> int: gate order[j:] while its places "
      "are noted and not special; the index of the first place left to the caller."},
     {"scan_order", (PyCFunction)(void (*)(void))gates_scan_order, METH_FASTCALL,
      "scan_order(adds, hits, removes) -> bytes: the places (int32, ascending) of the entries in adds or "

@@ -147,8 +147,10 @@ def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: 
         primary_at, secondary_at = tables.primary, tables.secondary
         special_at = set(map(st.plan.pos.__getitem__, special)) if special else ()
         if tables.gates is not None:    # the C extension gates them; the others come here
+            bitmap = tables.bitmap
             order = _left_over(tables.gates, order if isinstance(order, (list, memoryview)) else list(order),
-                               tables.bitmap(seen), special_at or None, excluding, entries, now)
+                               bitmap(seen), special_at or None, excluding, entries, now,
+                               lambda depth: bitmap(buf.visible_set(depth, with_rec)))
             by_place = False
     for i in order:
         if by_place and i not in special_at:
@@ -198,13 +200,15 @@ def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: 
 
 
 def _left_over(gates: PlaceGates, order: list[int] | memoryview, bits: bytes, special: set[int] | None,
-               excluding: bool, entries: list[CompiledEntry], now: list[CompiledEntry]) -> Iterator[int]:
+               excluding: bool, entries: list[CompiledEntry], now: list[CompiledEntry],
+               depth_bits: Callable[[float], bytes]) -> Iterator[int]:
     """The places of ``order`` (a list, or the packed places of ``scan_order``) that the C gates
     leave to the caller (not noted, or sticky or forced), in order; the others they gate into
-    ``now`` in between, so ``now`` stays in order."""
+    ``now`` in between, so ``now`` stays in order. ``depth_bits`` gives the visible needles at an
+    entry's own scan depth, as ``bits`` holds them at the global one."""
     packed = cast("bytes", order.obj) if isinstance(order, memoryview) else order
     gate, j, n = gates.gate, 0, len(order)
-    while (j := gate(packed, j, bits, special, excluding, entries, now)) < n:
+    while (j := gate(packed, j, bits, special, excluding, entries, now, depth_bits)) < n:
         yield order[j]
         j += 1
 
