@@ -2,9 +2,11 @@
 
 The extension gates a pass's simple entries over compact arrays. It is optional: where no C
 compiler or Python headers are found, the build goes on without it and the engine runs the same
-steps in Python (``lorescan/_native.c`` says more)."""
+steps in Python (``lorescan/_csrc/module.c`` says more)."""
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("lorescan._native", ["lorescan/_native.c"], optional=True,
-                             extra_compile_args=["-O2"])])
+SOURCES = ["module.c", "gates.c", "order.c", "budget.c", "records.c"]
+
+setup(ext_modules=[Extension("lorescan._native", [f"lorescan/_csrc/{name}" for name in SOURCES],
+                             depends=["lorescan/_csrc/native.h"], optional=True, extra_compile_args=["-O2"])])

@@ -89,7 +89,7 @@ class _LinesPass(PassContent):
     def add(self, content: str, ignore: bool, base: int) -> bool:
         # _LineTally.add and _fits inlined for the common case (a line that starts a safe piece
         # and whose count is remembered): this runs for every entry an evaluation activates
-        # (``spend_lines`` in _native.c does the same for a run of such entries)
+        # (``spend_lines`` in _csrc/budget.c does the same for a run of such entries)
         tally = self.tally
         first = content[:1]
         n = tally.memo.get(content) if first and not first.isspace() else None

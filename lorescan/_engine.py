@@ -338,7 +338,7 @@ class _Evaluation:
     def _spend_common(self, now: list[CompiledEntry], i: int, new_text: _LinesPass, meter: BudgetMeter, base: int,
                       skip: bool, count: int) -> int:
         """``_spend``'s loop from ``now[i]`` in C while the entries are the common case (see
-        ``spend_lines`` in ``_native.c``); the index of the first entry it leaves to the loop."""
+        ``spend_lines`` in ``_csrc/budget.c``); the index of the first entry it leaves to the loop."""
         st, tally = self.st, new_text.tally
         state: list[Any] = [meter.overflowed, tally.safe, tally.tail_tokens, meter.used, None, new_text.tokens]
         j = _index.native.spend_lines(now, i, tally.memo, state, meter.budget, base, skip,

@@ -1,4 +1,4 @@
-"""Types of the optional C extension (lorescan/_native.c)."""
+"""Types of the optional C extension lorescan._native (sources in lorescan/_csrc/)."""
 
 from collections.abc import Callable, Iterable
 from typing import Any

@@ -1,4 +1,4 @@
-"""The optional C extension (lorescan/_native.c) against the Python steps it stands in for."""
+"""The optional C extension (lorescan._native, sources in lorescan/_csrc/) against the Python steps it stands in for."""
 
 from __future__ import annotations
 

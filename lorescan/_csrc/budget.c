@@ -1,0 +1,217 @@
+/* The budget step of a pass for its common entries (spend_lines); lorescan/_engine.py
+ * (_Evaluation._spend) and lorescan/_budget.py (_LinesPass.add) are the reference. */
+#include "native.h"
+
+/* -- the budget of a pass ------------------------------------------------------------------ */
+
+/* An int attribute or item as a long long; 0 and an exception if it is not an int that fits. */
+int
+ls_as_ll(PyObject *v, long long *out)
+{
+    int overflow;
+    if (!PyLong_Check(v))
+        return 0;
+    *out = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (*out == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    return 1;
+}
+
+
+/* Whether attribute `name` of `ce` is true: 1, 0, or -1 on error. */
+int
+ls_attr_true(PyObject *ce, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(ce, name);
+    int r;
+    if (v == NULL)
+        return -1;
+    r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* Record one activation: contents[g], activated[key or g], done, pass_of, and the group names and
+ * group field the later groups check; 0, or -1 on error. */
+static int
+record_activation(PyObject *ce, PyObject *content, PyObject *const *args)
+{
+    PyObject *contents = args[9], *activated = args[10], *done = args[11], *pass_of = args[12];
+    PyObject *names = args[13], *fields = args[14], *g, *k, *v;
+    int by_key, ok = -1;
+
+    by_key = PyObject_IsTrue(args[7]);
+    g = PyObject_GetAttr(ce, s_gid);
+    if (g == NULL || by_key < 0)
+        goto out_g;
+    if (PyDict_SetItem(contents, g, content) < 0)
+        goto out_g;
+    k = by_key ? PyObject_GetAttr(ce, s_key) : (Py_INCREF(g), g);
+    if (k == NULL)
+        goto out_g;
+    if (PyDict_SetItem(activated, k, ce) < 0 || PySet_Add(done, g) < 0 || PyDict_SetItem(pass_of, g, args[8]) < 0) {
+        Py_DECREF(k);
+        goto out_g;
+    }
+    Py_DECREF(k);
+    v = PyObject_GetAttr(ce, s_group_names);
+    if (v == NULL)
+        goto out_g;
+    if (PyObject_IsTrue(v) == 1) {
+        PyObject *r = PyObject_CallMethodOneArg(names, s_update, v);
+        if (r == NULL) {
+            Py_DECREF(v);
+            goto out_g;
+        }
+        Py_DECREF(r);
+    }
+    Py_DECREF(v);
+    v = PyObject_GetAttr(ce, s_group);
+    if (v == NULL)
+        goto out_g;
+    if (PyUnicode_Check(v) && PySet_Add(fields, v) < 0) {
+        Py_DECREF(v);
+        goto out_g;
+    }
+    Py_DECREF(v);
+    ok = 0;
+out_g:
+    Py_XDECREF(g);
+    return ok;
+}
+
+/* spend_lines(now, j, memo, state, budget, base, skip, by_key, count, contents, activated, done,
+ *             pass_of, group_names, group_fields, roll, substitute, failed) -> int
+ *
+ * The budget step of a pass (lorescan/_engine.py, _Evaluation._spend, is the reference) for a
+ * token counter whose counts add up at line starts, from now[j] on, while each entry's content
+ * (substitute(entry) for one with macros) starts a new line piece whose count `memo` remembers,
+ * and fits. It records each such activation (after roll(entry), for one that rolls: a failed roll
+ * goes into `failed`), skips (after an overflow, with `skip`) entries that do not ignore the
+ * budget, and returns the index of the first entry left to the caller, before any roll of it.
+ * `state` is a list [overflowed, safe, tail_tokens, used, last, tokens]: the meter's and the line
+ * tally's state, read and written back here (`last`: the content that is now the tally's one-line
+ * tail, or None if none was added). */
+PyObject *
+ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *now, *memo, *state, *ce, *content, *count_obj, *last = NULL, *g;
+    Py_ssize_t j, n;
+    long long safe, tail, used, budget, base, cnt, total, tokens = 0;
+    int overflowed, skip, ignore, rolls, macros, r;
+
+    (void)self;
+    if (nargs != 18 || !PyList_Check(args[0]) || !PyDict_Check(args[2]) || !PyList_Check(args[3])
+        || PyList_GET_SIZE(args[3]) != 6 || !PyDict_Check(args[9]) || !PyDict_Check(args[10])
+        || !PySet_Check(args[11]) || !PyDict_Check(args[12]) || !PySet_Check(args[14]) || !PySet_Check(args[17])) {
+        PyErr_SetString(PyExc_TypeError, "spend_lines(now: list, j: int, memo: dict, state: list (6), budget, base, "
+                                         "skip, by_key, count, contents: dict, activated: dict, done: set, "
+                                         "pass_of: dict, group_names, group_fields: set, roll, substitute, "
+                                         "failed: set)");
+        return NULL;
+    }
+    now = args[0];
+    memo = args[2];
+    state = args[3];
+    j = PyLong_AsSsize_t(args[1]);
+    if (j == -1 && PyErr_Occurred())
+        return NULL;
+    n = PyList_GET_SIZE(now);
+    overflowed = PyObject_IsTrue(PyList_GET_ITEM(state, 0));
+    skip = PyObject_IsTrue(args[6]);
+    if (overflowed < 0 || skip < 0)
+        return NULL;
+    if (!ls_as_ll(PyList_GET_ITEM(state, 1), &safe) || !ls_as_ll(PyList_GET_ITEM(state, 2), &tail)
+        || !ls_as_ll(PyList_GET_ITEM(state, 3), &used) || !ls_as_ll(args[4], &budget) || !ls_as_ll(args[5], &base)
+        || !ls_as_ll(PyList_GET_ITEM(state, 5), &tokens)
+        || safe < 0 || tail < 0 || base < 0 || safe > LLONG_MAX / 4 || tail > LLONG_MAX / 4 || base > LLONG_MAX / 4)
+        return PyLong_FromSsize_t(j);     /* numbers this does not handle: all to the caller */
+    for (; j < n; j++) {
+        ce = PyList_GET_ITEM(now, j);
+        ignore = ls_attr_true(ce, s_ignore_budget);
+        if (ignore < 0)
+            goto error;
+        if (overflowed && skip && !ignore)
+            continue;
+        rolls = ls_attr_true(ce, s_rolls);
+        macros = ls_attr_true(ce, s_macros);
+        if (rolls < 0 || macros < 0)
+            goto error;
+        content = macros ? PyObject_CallOneArg(args[16], ce) : PyObject_GetAttr(ce, s_content);
+        if (content == NULL)
+            goto error;
+        if (!PyUnicode_CheckExact(content) || PyUnicode_GET_LENGTH(content) == 0
+            || Py_UNICODE_ISSPACE(PyUnicode_READ_CHAR(content, 0))) {
+            Py_DECREF(content);
+            break;
+        }
+        count_obj = PyDict_GetItemWithError(memo, content);     /* borrowed */
+        if (count_obj == NULL || !ls_as_ll(count_obj, &cnt) || cnt < 0 || cnt > LLONG_MAX / 4) {
+            Py_DECREF(content);
+            if (PyErr_Occurred())
+                goto error;
+            break;
+        }
+        total = safe + tail + cnt + base;
+        if (!(skip && ignore) && total >= budget) {
+            Py_DECREF(content);
+            break;      /* an overflow: the caller's */
+        }
+        if (rolls) {    /* the roll, as the caller would make it before the budget (which draws nothing) */
+            PyObject *ok = PyObject_CallOneArg(args[15], ce);
+            r = ok == NULL ? -1 : PyObject_IsTrue(ok);
+            Py_XDECREF(ok);
+            if (r < 0) {
+                Py_DECREF(content);
+                goto error;
+            }
+            if (!r) {
+                Py_DECREF(content);
+                g = PyObject_GetAttr(ce, s_gid);
+                if (g == NULL || PySet_Add(args[17], g) < 0) {
+                    Py_XDECREF(g);
+                    goto error;
+                }
+                Py_DECREF(g);
+                continue;
+            }
+        }
+        if (record_activation(ce, content, args) < 0) {
+            Py_DECREF(content);
+            goto error;
+        }
+        safe += tail;
+        tail = cnt;
+        tokens = safe + tail;
+        if (total > used)
+            used = total;
+        Py_XDECREF(last);
+        last = content;     /* owned */
+    }
+    /* write back: [overflowed, safe, tail_tokens, used, last, tokens] */
+    {
+        PyObject *vals[5];
+        int k;
+        vals[0] = PyLong_FromLongLong(safe);
+        vals[1] = PyLong_FromLongLong(tail);
+        vals[2] = PyLong_FromLongLong(used);
+        vals[3] = PyLong_FromLongLong(tokens);
+        if (!vals[0] || !vals[1] || !vals[2] || !vals[3]) {
+            for (k = 0; k < 4; k++)
+                Py_XDECREF(vals[k]);
+            goto error;
+        }
+        PyList_SetItem(state, 1, vals[0]);      /* steals */
+        PyList_SetItem(state, 2, vals[1]);
+        PyList_SetItem(state, 3, vals[2]);
+        PyList_SetItem(state, 5, vals[3]);
+        if (last != NULL)
+            PyList_SetItem(state, 4, last);     /* steals */
+    }
+    return PyLong_FromSsize_t(j);
+error:
+    Py_XDECREF(last);
+    return NULL;
+}

@@ -1,0 +1,66 @@
+/* lorescan._native: an optional C extension for the engine's per-entry steps (module.c: the module).
+ *
+ * The engine's passes spend most of their time on per-entry work over Python objects scattered
+ * over the compiled book. These sources do four such steps over compact arrays or in C loops:
+ *   gates.c    each place's record, and the gates of a pass's candidates (PlaceGates);
+ *   order.c    a pass's candidates in scan order (PlaceGates.scan_order);
+ *   budget.c   the budget step for a pass's common entries (spend_lines);
+ *   records.c  the activation records (activation_records).
+ *
+ * The Python engine stays the reference: each file names the Python code it must agree with, and
+ * the tests compare the two. Built when a C compiler is there (setup.py marks it optional);
+ * without it, or with LORESCAN_NATIVE=0, the engine runs the same steps in Python.
+ */
+#include "native.h"
+
+PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group, *s_update,
+    *s_pass_index;
+
+static PyMethodDef module_methods[] = {
+    {"activation_records", (PyCFunction)(void (*)(void))ls_activation_records, METH_FASTCALL,
+     "activation_records(activated, contents, pass_of, shared, forced_type, make) -> list: each activated "
+     "entry's record, shared while its content and pass are unchanged."},
+    {"spend_lines", (PyCFunction)(void (*)(void))ls_spend_lines, METH_FASTCALL,
+     "spend_lines(now, j, memo, state, budget, base, skip, by_key, count, contents, activated, done, pass_of, "
+     "group_names, group_fields, roll, substitute, failed) -> int: the budget step of a pass for its common "
+     "entries, from now[j]; "
+     "the index of the first entry left to the caller."},
+    {"bitmap", (PyCFunction)ls_bitmap, METH_O,
+     "bitmap(ids) -> bytes: bit n set for each needle id n in the set."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef native_module = {
+    PyModuleDef_HEAD_INIT, "lorescan._native",
+    "Optional C steps of the engine's passes (the Python engine is the reference).", -1, module_methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__native(void)
+{
+    PyObject *m;
+    if (PyType_Ready(&ls_PlaceGatesType) < 0)
+        return NULL;
+#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
+    INTERN(s_ignore_budget, "ignore_budget");
+    INTERN(s_rolls, "rolls");
+    INTERN(s_macros, "macros");
+    INTERN(s_content, "content");
+    INTERN(s_gid, "gid");
+    INTERN(s_key, "key");
+    INTERN(s_group_names, "group_names");
+    INTERN(s_group, "group");
+    INTERN(s_update, "update");
+    INTERN(s_pass_index, "pass_index");
+#undef INTERN
+    m = PyModule_Create(&native_module);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&ls_PlaceGatesType);
+    if (PyModule_AddObject(m, "PlaceGates", (PyObject *)&ls_PlaceGatesType) < 0) {
+        Py_DECREF(&ls_PlaceGatesType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,56 @@
+/* Declarations shared by the C sources of lorescan._native (see module.c). */
+#ifndef LORESCAN_NATIVE_H
+#define LORESCAN_NATIVE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+
+/* what a place holds: not noted yet; keyed, without or with secondary keys; constant; never a
+ * candidate (disabled, or no keys) */
+enum { UNKNOWN = 0, PRIMARY = 1, SECONDARY = 2, CONSTANT = 3, NEVER = 4 };
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t size;       /* places in the plan */
+    uint8_t *kind;         /* per place: one of the kinds above */
+    uint8_t *exclude;      /* per place: excluded from recursion */
+    uint8_t *has_depth;    /* per place: keyed with a scan depth of its own, `depth` */
+    double *depth;
+    int8_t *logic;         /* per place: the selective logic 0-3, or -1 */
+    uint32_t *start;       /* per place: where its needles start in `needles` */
+    uint32_t *n_primary;   /* per place: how many primary needles, then the secondary ones */
+    uint32_t *n_secondary;
+    uint32_t *needles;     /* every noted place's needle ids, one after another */
+    size_t used, capacity;
+    /* the candidates' order */
+    Py_ssize_t n_gids;     /* entries in the books (gids) */
+    int32_t *place_of;     /* per gid: its place, or -1 outside the plan */
+    PyObject *lists;       /* per needle id: the gids listed under it (a list of sequences) */
+    Py_ssize_t n_lists;
+    uint32_t *list_start;  /* per needle id: where its places start in `list_places` */
+    uint32_t *list_count;  /* per needle id: how many places, or UINT32_MAX: not read yet */
+    int32_t *list_places;
+    size_t lp_used, lp_capacity;
+} PlaceGates;
+
+extern PyTypeObject ls_PlaceGatesType;
+
+/* attribute names, interned once (module.c) */
+extern PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group,
+    *s_update, *s_pass_index;
+
+/* gates.c */
+PyObject *ls_bitmap(PyObject *self, PyObject *ids);
+/* order.c */
+PyObject *ls_gates_scan_order(PlaceGates *self, PyObject *const *args, Py_ssize_t nargs);
+/* budget.c */
+int ls_as_ll(PyObject *v, long long *out);
+int ls_attr_true(PyObject *ce, PyObject *name);
+PyObject *ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* records.c */
+PyObject *ls_activation_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+#endif

@@ -1,0 +1,106 @@
+/* The activation records of an evaluation (activation_records); lorescan/_emit.py (_records) is the
+ * reference. */
+#include "native.h"
+
+/* -- activation records ---------------------------------------------------------------------- */
+
+
+/* activation_records(activated, contents, pass_of, shared, forced_type, make) -> list
+ *
+ * The activation record of each activated entry, in order (lorescan/_emit.py, _records, is the
+ * reference): the one `shared` keeps under (gid << 3 | pass & 7) while its content is the same
+ * object and its pass the same, else make(entry, text, pass) (kept in `shared` unless the entry's
+ * type is `forced_type`, a caller's object). */
+PyObject *
+ls_activation_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *activated, *contents, *pass_of, *shared, *forced_type, *make, *out, *ce, *g = NULL, *text = NULL,
+        *pass = NULL, *slot = NULL, *a = NULL, *v;
+    Py_ssize_t k, n;
+    long long gid, p;
+    int own, same;
+
+    (void)self;
+    if (nargs != 6 || !PyList_Check(args[0]) || !PyDict_Check(args[1]) || !PyDict_Check(args[2])
+        || !PyDict_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "activation_records(activated: list, contents: dict, pass_of: dict, "
+                                         "shared: dict, forced_type, make)");
+        return NULL;
+    }
+    activated = args[0];
+    contents = args[1];
+    pass_of = args[2];
+    shared = args[3];
+    forced_type = args[4];
+    make = args[5];
+    n = PyList_GET_SIZE(activated);
+    out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    for (k = 0; k < n; k++) {
+        ce = PyList_GET_ITEM(activated, k);
+        g = PyObject_GetAttr(ce, s_gid);
+        if (g == NULL || !ls_as_ll(g, &gid) || gid < 0 || gid > (LLONG_MAX >> 4))
+            goto error;
+        text = PyDict_GetItemWithError(contents, g);
+        if (text != NULL)
+            Py_INCREF(text);
+        else if (PyErr_Occurred() || (text = PyObject_GetAttr(ce, s_content)) == NULL)
+            goto error;
+        pass = PyDict_GetItemWithError(pass_of, g);
+        if (pass != NULL)
+            Py_INCREF(pass);
+        else if (PyErr_Occurred() || (pass = PyLong_FromLong(0)) == NULL)
+            goto error;
+        if (!ls_as_ll(pass, &p))
+            goto error;
+        own = (PyObject *)Py_TYPE(ce) != forced_type;
+        slot = PyLong_FromLongLong(gid << 3 | (p & 7));
+        if (slot == NULL)
+            goto error;
+        a = own ? PyDict_GetItemWithError(shared, slot) : NULL;      /* borrowed */
+        same = 0;
+        if (a != NULL) {
+            Py_INCREF(a);
+            v = PyObject_GetAttr(a, s_content);
+            if (v == NULL)
+                goto error;
+            same = v == text;
+            Py_DECREF(v);
+            if (same) {
+                v = PyObject_GetAttr(a, s_pass_index);
+                if (v == NULL)
+                    goto error;
+                same = PyObject_RichCompareBool(v, pass, Py_EQ);
+                Py_DECREF(v);
+                if (same < 0)
+                    goto error;
+            }
+        } else if (PyErr_Occurred()) {
+            goto error;
+        }
+        if (!same) {
+            Py_XDECREF(a);
+            a = PyObject_CallFunctionObjArgs(make, ce, text, pass, NULL);
+            if (a == NULL || (own && PyDict_SetItem(shared, slot, a) < 0))
+                goto error;
+        }
+        PyList_SET_ITEM(out, k, a);     /* steals */
+        a = NULL;
+        Py_CLEAR(g);
+        Py_CLEAR(text);
+        Py_CLEAR(pass);
+        Py_CLEAR(slot);
+    }
+    return out;
+error:
+    if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_ValueError, "an entry id or pass that is not a small int");
+    Py_XDECREF(g);
+    Py_XDECREF(text);
+    Py_XDECREF(pass);
+    Py_XDECREF(slot);
+    Py_XDECREF(a);
+    Py_DECREF(out);
+    return NULL;
+}
