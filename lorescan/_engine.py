@@ -342,9 +342,9 @@ class _Evaluation:
         st, tally = self.st, new_text.tally
         state: list[Any] = [meter.overflowed, tally.safe, tally.tail_tokens, meter.used, None, new_text.tokens]
         j = _index.native.spend_lines(now, i, tally.memo, state, meter.budget, base, skip,
-                               st.mode.activation_by_key, count, st.content, self.activated, self.done, st.pass_of,
-                               st.activated_group_names, st.activated_group_fields, self._roll, self._content_of,
-                               self.failed)
+                                      st.mode.activation_by_key, count, st.content, self.activated, self.done,
+                                      st.pass_of, st.activated_group_names, st.activated_group_fields, self._roll,
+                                      self._content_of, self.failed)
         if j != i:
             tally.safe, tally.tail_tokens, meter.used, new_text.tokens = state[1], state[2], state[3], state[5]
             if state[4] is not None:
