@@ -147,10 +147,9 @@ def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: 
         primary_at, secondary_at = tables.primary, tables.secondary
         special_at = set(map(st.plan.pos.__getitem__, special)) if special else ()
         if tables.gates is not None:    # the C extension gates them; the others come here
-            bitmap = tables.bitmap
             order = _left_over(tables.gates, order if isinstance(order, (list, memoryview)) else list(order),
-                               bitmap(seen), special_at or None, excluding, entries, now,
-                               lambda depth: bitmap(buf.visible_set(depth, with_rec)))
+                               tables.bitmap(seen), special_at or None, excluding, entries, now,
+                               _DepthBits(tables.bitmap, buf, with_rec))
             by_place = False
     for i in order:
         if by_place and i not in special_at:
@@ -197,6 +196,23 @@ def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: 
         pos = st.plan.pos
         now.sort(key=lambda ce: (ce.gid not in sticky, not (forced_first and ce.gid in forced), pos[ce.gid]))
     return now
+
+
+class _DepthBits:
+    """The needles visible at a scan depth of an entry's own, as the C gates read them: one bitmap
+    per depth and pass (the gates ask once per depth and call, and a pass may call them often)."""
+
+    __slots__ = ("bitmap", "buf", "with_rec", "made")
+
+    def __init__(self, bitmap: Callable[[set[int] | frozenset[int]], bytes], buf: ScanBuffer, with_rec: bool) -> None:
+        self.bitmap, self.buf, self.with_rec = bitmap, buf, with_rec
+        self.made: dict[float, bytes] = {}
+
+    def __call__(self, depth: float) -> bytes:
+        got = self.made.get(depth)
+        if got is None:
+            got = self.made[depth] = self.bitmap(self.buf.visible_set(depth, self.with_rec))
+        return got
 
 
 def _left_over(gates: PlaceGates, order: list[int] | memoryview, bits: bytes, special: set[int] | None,
