@@ -50,8 +50,13 @@ def test_the_c_gates_agree_with_the_python_gates(recs, seen, seen_at_4, excludin
     assert tables.gates is not None
     places = st.sets(st.integers(0, size - 1)) | st.just(set(range(size)))
     noted = data.draw(places)
-    for place in noted:
-        tables.note(place, recs[place])
+    for place in noted:     # as PlaceTables.note does, and with each record's own depth (which it leaves out)
+        rec = recs[place]
+        if rec.kind != KEYED:
+            tables.gates.note(place, 3 if rec.kind == CONSTANT else 4, (), None, -1, rec.exclude_recursion)
+        elif not (rec.primary_other or rec.secondary_other):
+            tables.gates.note(place, 1 if rec.secondary is None else 2, rec.primary, rec.secondary, rec.logic,
+                              rec.exclude_recursion, rec.depth)
     order = sorted(data.draw(places))
     special = data.draw(st.sets(st.integers(0, size - 1), max_size=3))
     entries = [f"entry {i}" for i in range(size)]
@@ -76,6 +81,17 @@ def test_the_c_gates_agree_with_the_python_gates(recs, seen, seen_at_4, excludin
     assert now == [f"left {i}" if i not in taken else f"entry {i}" for i in order
                    if i not in taken or reference(recs[i], seen if recs[i].depth is None else seen_at_4, excluding)]
     assert len(asked) <= len(left) + 1 and set(asked) <= {4.0}      # once per depth and call
+
+
+def test_the_engine_leaves_entries_with_a_depth_of_their_own_to_python() -> None:
+    """PlaceTables notes simple, constant and never-candidate records; one with a scan depth of its
+    own is gated in Python (a bitmap of every needle visible at its depth costs more)."""
+    tables = PlaceTables(4, [0, 1, 2, 3], [])
+    tables.note(0, PlainEntry(KEYED, (1,)))
+    tables.note(1, PlainEntry(KEYED, (1,), depth=4.0))
+    tables.note(2, PlainEntry(CONSTANT))
+    tables.note(3, PlainEntry(NEVER))
+    assert [tables.noted(i) for i in range(4)] == [True, False, True, True]
 
 
 def test_the_bitmap_holds_exactly_the_ids() -> None:
