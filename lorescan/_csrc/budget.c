@@ -82,6 +82,87 @@ out_g:
     return ok;
 }
 
+/* roll(entry) for an entry that rolls: 1 passed; 0 failed (its gid added to `failed`); -1 error. */
+static int
+roll(PyObject *ce, PyObject *roll_fn, PyObject *failed)
+{
+    PyObject *ok = PyObject_CallOneArg(roll_fn, ce), *g;
+    int r = ok == NULL ? -1 : PyObject_IsTrue(ok);
+
+    Py_XDECREF(ok);
+    if (r != 0)
+        return r;
+    g = PyObject_GetAttr(ce, s_gid);
+    if (g == NULL || PySet_Add(failed, g) < 0) {
+        Py_XDECREF(g);
+        return -1;
+    }
+    Py_DECREF(g);
+    return 0;
+}
+
+/* Write the running state back into `state` ([overflowed, safe, tail_tokens, used, last, tokens]);
+ * takes over the reference to `last` (NULL: none added). 0, or -1 on error. */
+static int
+write_back(PyObject *state, long long safe, long long tail, long long used, long long tokens, PyObject *last)
+{
+    PyObject *vals[4];
+    int k;
+
+    vals[0] = PyLong_FromLongLong(safe);
+    vals[1] = PyLong_FromLongLong(tail);
+    vals[2] = PyLong_FromLongLong(used);
+    vals[3] = PyLong_FromLongLong(tokens);
+    if (!vals[0] || !vals[1] || !vals[2] || !vals[3]) {
+        for (k = 0; k < 4; k++)
+            Py_XDECREF(vals[k]);
+        Py_XDECREF(last);
+        return -1;
+    }
+    PyList_SetItem(state, 1, vals[0]);      /* each steals its value */
+    PyList_SetItem(state, 2, vals[1]);
+    PyList_SetItem(state, 3, vals[2]);
+    PyList_SetItem(state, 5, vals[3]);
+    if (last != NULL)
+        PyList_SetItem(state, 4, last);
+    return 0;
+}
+
+/* The running numbers from `state` and the budget and base: 1, or 0 for numbers this does not
+ * handle (not ints, or too large for sums in a long long). */
+static int
+read_numbers(PyObject *state, PyObject *budget_obj, PyObject *base_obj, long long *safe, long long *tail,
+             long long *used, long long *tokens, long long *budget, long long *base)
+{
+    return ls_as_ll(PyList_GET_ITEM(state, 1), safe) && ls_as_ll(PyList_GET_ITEM(state, 2), tail)
+        && ls_as_ll(PyList_GET_ITEM(state, 3), used) && ls_as_ll(budget_obj, budget) && ls_as_ll(base_obj, base)
+        && ls_as_ll(PyList_GET_ITEM(state, 5), tokens) && *safe >= 0 && *tail >= 0 && *base >= 0
+        && *safe <= LLONG_MAX / 4 && *tail <= LLONG_MAX / 4 && *base <= LLONG_MAX / 4;
+}
+
+/* An entry's content (substitute(entry) for one with macros) and, in `cnt`, the count `memo` keeps
+ * for it as a line: a new reference; NULL without an error when it does not start a new line piece
+ * or its count is not remembered (the caller's), NULL with one on error. */
+static PyObject *
+counted_content(PyObject *ce, int macros, PyObject *substitute, PyObject *memo, long long *cnt)
+{
+    PyObject *content = macros ? PyObject_CallOneArg(substitute, ce) : PyObject_GetAttr(ce, s_content), *count;
+
+    if (content == NULL)
+        return NULL;
+    if (!PyUnicode_CheckExact(content) || PyUnicode_GET_LENGTH(content) == 0
+        || Py_UNICODE_ISSPACE(PyUnicode_READ_CHAR(content, 0))) {
+        Py_DECREF(content);
+        return NULL;
+    }
+    count = PyDict_GetItemWithError(memo, content);     /* borrowed */
+    if (count == NULL || !ls_as_ll(count, cnt) || *cnt < 0 || *cnt > LLONG_MAX / 4) {
+        Py_DECREF(content);
+        return NULL;
+    }
+    return content;
+}
+
 /* spend_lines(now, j, memo, state, budget, base, skip, by_key, count, contents, activated, done,
  *             pass_of, group_names, group_fields, roll, substitute, failed) -> int
  *
@@ -97,7 +178,7 @@ out_g:
 PyObject *
 ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *now, *memo, *state, *ce, *content, *count_obj, *last = NULL, *g;
+    PyObject *now, *memo, *state, *ce, *content, *last = NULL;
     Py_ssize_t j, n;
     long long safe, tail, used, budget, base, cnt, total, tokens = 0;
     int overflowed, skip, ignore, rolls, macros, r;
@@ -123,10 +204,7 @@ ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     skip = PyObject_IsTrue(args[6]);
     if (overflowed < 0 || skip < 0)
         return NULL;
-    if (!ls_as_ll(PyList_GET_ITEM(state, 1), &safe) || !ls_as_ll(PyList_GET_ITEM(state, 2), &tail)
-        || !ls_as_ll(PyList_GET_ITEM(state, 3), &used) || !ls_as_ll(args[4], &budget) || !ls_as_ll(args[5], &base)
-        || !ls_as_ll(PyList_GET_ITEM(state, 5), &tokens)
-        || safe < 0 || tail < 0 || base < 0 || safe > LLONG_MAX / 4 || tail > LLONG_MAX / 4 || base > LLONG_MAX / 4)
+    if (!read_numbers(state, args[4], args[5], &safe, &tail, &used, &tokens, &budget, &base))
         return PyLong_FromSsize_t(j);     /* numbers this does not handle: all to the caller */
     for (; j < n; j++) {
         ce = PyList_GET_ITEM(now, j);
@@ -139,20 +217,11 @@ ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         macros = ls_attr_true(ce, s_macros);
         if (rolls < 0 || macros < 0)
             goto error;
-        content = macros ? PyObject_CallOneArg(args[16], ce) : PyObject_GetAttr(ce, s_content);
-        if (content == NULL)
-            goto error;
-        if (!PyUnicode_CheckExact(content) || PyUnicode_GET_LENGTH(content) == 0
-            || Py_UNICODE_ISSPACE(PyUnicode_READ_CHAR(content, 0))) {
-            Py_DECREF(content);
-            break;
-        }
-        count_obj = PyDict_GetItemWithError(memo, content);     /* borrowed */
-        if (count_obj == NULL || !ls_as_ll(count_obj, &cnt) || cnt < 0 || cnt > LLONG_MAX / 4) {
-            Py_DECREF(content);
+        content = counted_content(ce, macros, args[16], memo, &cnt);
+        if (content == NULL) {
             if (PyErr_Occurred())
                 goto error;
-            break;
+            break;      /* not a line piece whose count is remembered: the caller's */
         }
         total = safe + tail + cnt + base;
         if (!(skip && ignore) && total >= budget) {
@@ -160,21 +229,11 @@ ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             break;      /* an overflow: the caller's */
         }
         if (rolls) {    /* the roll, as the caller would make it before the budget (which draws nothing) */
-            PyObject *ok = PyObject_CallOneArg(args[15], ce);
-            r = ok == NULL ? -1 : PyObject_IsTrue(ok);
-            Py_XDECREF(ok);
-            if (r < 0) {
+            r = roll(ce, args[15], args[17]);
+            if (r <= 0) {
                 Py_DECREF(content);
-                goto error;
-            }
-            if (!r) {
-                Py_DECREF(content);
-                g = PyObject_GetAttr(ce, s_gid);
-                if (g == NULL || PySet_Add(args[17], g) < 0) {
-                    Py_XDECREF(g);
+                if (r < 0)
                     goto error;
-                }
-                Py_DECREF(g);
                 continue;
             }
         }
@@ -190,26 +249,8 @@ ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_XDECREF(last);
         last = content;     /* owned */
     }
-    /* write back: [overflowed, safe, tail_tokens, used, last, tokens] */
-    {
-        PyObject *vals[5];
-        int k;
-        vals[0] = PyLong_FromLongLong(safe);
-        vals[1] = PyLong_FromLongLong(tail);
-        vals[2] = PyLong_FromLongLong(used);
-        vals[3] = PyLong_FromLongLong(tokens);
-        if (!vals[0] || !vals[1] || !vals[2] || !vals[3]) {
-            for (k = 0; k < 4; k++)
-                Py_XDECREF(vals[k]);
-            goto error;
-        }
-        PyList_SetItem(state, 1, vals[0]);      /* steals */
-        PyList_SetItem(state, 2, vals[1]);
-        PyList_SetItem(state, 3, vals[2]);
-        PyList_SetItem(state, 5, vals[3]);
-        if (last != NULL)
-            PyList_SetItem(state, 4, last);     /* steals */
-    }
+    if (write_back(state, safe, tail, used, tokens, last) < 0)
+        return NULL;    /* `last` is released there */
     return PyLong_FromSsize_t(j);
 error:
     Py_XDECREF(last);

@@ -283,6 +283,49 @@ place_passes(PlaceGates *self, Py_ssize_t i, const unsigned char *bits, Py_ssize
 
 #define DEPTHS 8     /* scan depths of their own met in one call of gate(), at most */
 
+/* Whether the set holds the int i: 1, 0, or -1 on error. */
+static int
+in_set(PyObject *set, Py_ssize_t i)
+{
+    PyObject *item = PyLong_FromSsize_t(i);
+    int in;
+
+    if (item == NULL)
+        return -1;
+    in = PySet_Contains(set, item);
+    Py_DECREF(item);
+    return in;
+}
+
+/* The visible needles at scan depth `d` as a bitmap: depth_bits(d), asked once per depth and call
+ * and kept in `depths`/`found` (n_found of DEPTHS). Borrowed from `found`; NULL without an error
+ * when the caller must take the place (no depth_bits, or the cache is full), with one on error. */
+static PyObject *
+depth_bitmap(double d, PyObject *depth_bits, double *depths, PyObject **found, int *n_found)
+{
+    PyObject *arg, *got;
+    int k;
+
+    for (k = 0; k < *n_found; k++)
+        if (memcmp(&depths[k], &d, sizeof d) == 0)
+            return found[k];
+    if (depth_bits == Py_None || *n_found == DEPTHS)
+        return NULL;
+    arg = PyFloat_FromDouble(d);
+    got = arg == NULL ? NULL : PyObject_CallOneArg(depth_bits, arg);
+    Py_XDECREF(arg);
+    if (got == NULL)
+        return NULL;
+    if (!PyBytes_Check(got)) {
+        Py_DECREF(got);
+        PyErr_SetString(PyExc_TypeError, "depth_bits() returns bytes");
+        return NULL;
+    }
+    depths[*n_found] = d;
+    found[(*n_found)++] = got;
+    return got;
+}
+
 /* gate(order, j, bits, special, excluding, entries, now, depth_bits) -> int
  *
  * Gates order[j:] (places: a list of ints, or the bytes scan_order gives) while the places are
@@ -346,41 +389,22 @@ gates_gate(PlaceGates *self, PyObject *const *args, Py_ssize_t nargs)
         }
         if (i < 0 || i >= self->size || i >= n_entries || self->kind[i] == UNKNOWN)
             break;
-        if (special != Py_None) {
-            item = PyLong_FromSsize_t(i);
-            if (item == NULL)
-                goto done;
-            in = PySet_Contains(special, item);
-            Py_DECREF(item);
-            if (in < 0)
-                goto done;
-            if (in)
-                break;
-        }
+        in = special == Py_None ? 0 : in_set(special, i);
+        if (in < 0)
+            goto done;
+        if (in)
+            break;
         here = bits;
         n_here = nbytes;
-        if (self->has_depth[i]) {      /* the needles visible at its own depth: depth_bits(depth), once per depth */
-            double d = self->depth[i];
-            for (k = 0; k < n_found && memcmp(&depths[k], &d, sizeof d) != 0; k++)
-                ;
-            if (k == n_found) {
-                if (depth_bits == Py_None || n_found == DEPTHS)
-                    break;
-                item = PyFloat_FromDouble(d);
-                found[k] = item == NULL ? NULL : PyObject_CallOneArg(depth_bits, item);
-                Py_XDECREF(item);
-                if (found[k] == NULL)
+        if (self->has_depth[i]) {      /* the needles visible at its own depth */
+            item = depth_bitmap(self->depth[i], depth_bits, depths, found, &n_found);
+            if (item == NULL) {
+                if (PyErr_Occurred())
                     goto done;
-                if (!PyBytes_Check(found[k])) {
-                    Py_DECREF(found[k]);
-                    PyErr_SetString(PyExc_TypeError, "depth_bits() returns bytes");
-                    goto done;
-                }
-                depths[k] = d;
-                n_found++;
+                break;
             }
-            here = (const unsigned char *)PyBytes_AS_STRING(found[k]);
-            n_here = PyBytes_GET_SIZE(found[k]);
+            here = (const unsigned char *)PyBytes_AS_STRING(item);
+            n_here = PyBytes_GET_SIZE(item);
         }
         if (place_passes(self, i, here, n_here, excluding) && PyList_Append(now, PyList_GET_ITEM(entries, i)) < 0)
             goto done;

@@ -5,6 +5,27 @@
 /* -- activation records ---------------------------------------------------------------------- */
 
 
+/* Whether a kept record still holds this content (the same object) and pass: 1, 0, -1 on error. */
+static int
+still_fits(PyObject *a, PyObject *text, PyObject *pass)
+{
+    PyObject *v = PyObject_GetAttr(a, s_content);
+    int same;
+
+    if (v == NULL)
+        return -1;
+    same = v == text;
+    Py_DECREF(v);
+    if (!same)
+        return 0;
+    v = PyObject_GetAttr(a, s_pass_index);
+    if (v == NULL)
+        return -1;
+    same = PyObject_RichCompareBool(v, pass, Py_EQ);
+    Py_DECREF(v);
+    return same;
+}
+
 /* activation_records(activated, contents, pass_of, shared, forced_type, make) -> list
  *
  * The activation record of each activated entry, in order (lorescan/_emit.py, _records, is the
@@ -15,7 +36,7 @@ PyObject *
 ls_activation_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     PyObject *activated, *contents, *pass_of, *shared, *forced_type, *make, *out, *ce, *g = NULL, *text = NULL,
-        *pass = NULL, *slot = NULL, *a = NULL, *v;
+        *pass = NULL, *slot = NULL, *a = NULL;
     Py_ssize_t k, n;
     long long gid, p;
     int own, same;
@@ -59,26 +80,12 @@ ls_activation_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         if (slot == NULL)
             goto error;
         a = own ? PyDict_GetItemWithError(shared, slot) : NULL;      /* borrowed */
-        same = 0;
-        if (a != NULL) {
-            Py_INCREF(a);
-            v = PyObject_GetAttr(a, s_content);
-            if (v == NULL)
-                goto error;
-            same = v == text;
-            Py_DECREF(v);
-            if (same) {
-                v = PyObject_GetAttr(a, s_pass_index);
-                if (v == NULL)
-                    goto error;
-                same = PyObject_RichCompareBool(v, pass, Py_EQ);
-                Py_DECREF(v);
-                if (same < 0)
-                    goto error;
-            }
-        } else if (PyErr_Occurred()) {
+        if (a == NULL && PyErr_Occurred())
             goto error;
-        }
+        Py_XINCREF(a);
+        same = a == NULL ? 0 : still_fits(a, text, pass);
+        if (same < 0)
+            goto error;
         if (!same) {
             Py_XDECREF(a);
             a = PyObject_CallFunctionObjArgs(make, ce, text, pass, NULL);
