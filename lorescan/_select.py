@@ -148,8 +148,7 @@ def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: 
         special_at = set(map(st.plan.pos.__getitem__, special)) if special else ()
         if tables.gates is not None:    # the C extension gates them; the others come here
             order = _left_over(tables.gates, order if isinstance(order, (list, memoryview)) else list(order),
-                               tables.bitmap(seen), special_at or None, excluding, entries, now,
-                               _DepthBits(tables.bitmap, buf, with_rec))
+                               tables.bitmap(seen), special_at or None, excluding, entries, now)
             by_place = False
     for i in order:
         if by_place and i not in special_at:
@@ -198,33 +197,14 @@ def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: 
     return now
 
 
-class _DepthBits:
-    """The needles visible at a scan depth of an entry's own, as the C gates read them: one bitmap
-    per depth and pass (the gates ask once per depth and call, and a pass may call them often)."""
-
-    __slots__ = ("bitmap", "buf", "with_rec", "made")
-
-    def __init__(self, bitmap: Callable[[set[int] | frozenset[int]], bytes], buf: ScanBuffer, with_rec: bool) -> None:
-        self.bitmap, self.buf, self.with_rec = bitmap, buf, with_rec
-        self.made: dict[float, bytes] = {}
-
-    def __call__(self, depth: float) -> bytes:
-        got = self.made.get(depth)
-        if got is None:
-            got = self.made[depth] = self.bitmap(self.buf.visible_set(depth, self.with_rec))
-        return got
-
-
 def _left_over(gates: PlaceGates, order: list[int] | memoryview, bits: bytes, special: set[int] | None,
-               excluding: bool, entries: list[CompiledEntry], now: list[CompiledEntry],
-               depth_bits: Callable[[float], bytes]) -> Iterator[int]:
+               excluding: bool, entries: list[CompiledEntry], now: list[CompiledEntry]) -> Iterator[int]:
     """The places of ``order`` (a list, or the packed places of ``scan_order``) that the C gates
     leave to the caller (not noted, or sticky or forced), in order; the others they gate into
-    ``now`` in between, so ``now`` stays in order. ``depth_bits`` gives the visible needles at an
-    entry's own scan depth, as ``bits`` holds them at the global one."""
+    ``now`` in between, so ``now`` stays in order."""
     packed = cast("bytes", order.obj) if isinstance(order, memoryview) else order
     gate, j, n = gates.gate, 0, len(order)
-    while (j := gate(packed, j, bits, special, excluding, entries, now, depth_bits)) < n:
+    while (j := gate(packed, j, bits, special, excluding, entries, now)) < n:
         yield order[j]
         j += 1
 

@@ -40,23 +40,15 @@ def reference(rec: PlainEntry, seen: set[int], excluding: bool) -> bool:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(records(), min_size=1, max_size=40), st.sets(NEEDLES, max_size=30), st.sets(NEEDLES, max_size=30),
-       st.booleans(), st.data())
-def test_the_c_gates_agree_with_the_python_gates(recs, seen, seen_at_4, excluding, data) -> None:
-    """Records at the global depth read ``seen``; those with a scan depth of their own (4 here) the
-    needles visible at it (``seen_at_4``)."""
+@given(st.lists(records(), min_size=1, max_size=40), st.sets(NEEDLES, max_size=30), st.booleans(), st.data())
+def test_the_c_gates_agree_with_the_python_gates(recs, seen, excluding, data) -> None:
     size = len(recs)
     tables = PlaceTables(size, list(range(size)), [])
     assert tables.gates is not None
     places = st.sets(st.integers(0, size - 1)) | st.just(set(range(size)))
     noted = data.draw(places)
-    for place in noted:     # as PlaceTables.note does, and with each record's own depth (which it leaves out)
-        rec = recs[place]
-        if rec.kind != KEYED:
-            tables.gates.note(place, 3 if rec.kind == CONSTANT else 4, (), None, -1, rec.exclude_recursion)
-        elif not (rec.primary_other or rec.secondary_other):
-            tables.gates.note(place, 1 if rec.secondary is None else 2, rec.primary, rec.secondary, rec.logic,
-                              rec.exclude_recursion, rec.depth)
+    for place in noted:
+        tables.note(place, recs[place])
     order = sorted(data.draw(places))
     special = data.draw(st.sets(st.integers(0, size - 1), max_size=3))
     entries = [f"entry {i}" for i in range(size)]
@@ -64,28 +56,20 @@ def test_the_c_gates_agree_with_the_python_gates(recs, seen, seen_at_4, excludin
     left = []
     j = 0
     bits = native.bitmap(seen)
-    asked: list[float] = []
-
-    def depth_bits(depth: float) -> bytes:
-        asked.append(depth)
-        return native.bitmap(seen_at_4)
-
-    while (j := tables.gates.gate(order, j, bits, special or None, excluding, entries, now, depth_bits)) < len(order):
+    while (j := tables.gates.gate(order, j, bits, special or None, excluding, entries, now)) < len(order):
         left.append(order[j])
         now.append(f"left {order[j]}")
         j += 1
-    # the places the C gates take: noted, keyed by needles only (at any depth), constant or never, not special
-    taken = {i for i in noted if i not in special and
-             (recs[i].kind != KEYED or not (recs[i].primary_other or recs[i].secondary_other))}
+    # the places the C gates take: noted, simple, constant or never, and not special
+    taken = {i for i in noted if i not in special and (recs[i].simple or recs[i].kind != KEYED)}
     assert left == [i for i in order if i not in taken]
     assert now == [f"left {i}" if i not in taken else f"entry {i}" for i in order
-                   if i not in taken or reference(recs[i], seen if recs[i].depth is None else seen_at_4, excluding)]
-    assert len(asked) <= len(left) + 1 and set(asked) <= {4.0}      # once per depth and call
+                   if i not in taken or reference(recs[i], seen, excluding)]
 
 
 def test_the_engine_leaves_entries_with_a_depth_of_their_own_to_python() -> None:
     """PlaceTables notes simple, constant and never-candidate records; one with a scan depth of its
-    own is gated in Python (a bitmap of every needle visible at its depth costs more)."""
+    own is gated in Python (a bitmap of every needle visible at its depth cost more)."""
     tables = PlaceTables(4, [0, 1, 2, 3], [])
     tables.note(0, PlainEntry(KEYED, (1,)))
     tables.note(1, PlainEntry(KEYED, (1,), depth=4.0))
@@ -111,8 +95,8 @@ def test_a_place_is_noted_once_and_bad_notes_are_refused() -> None:
     gates.note(0, 1, (5,), None, -1, False)
     gates.note(0, 1, (6,), None, -1, False)       # ignored: a place says the same each time
     now: list[str] = []
-    assert gates.gate([0], 0, native.bitmap({6}), None, False, ["a", "b", "c"], now, None) == 1 and now == []
-    assert gates.gate([0], 0, native.bitmap({5}), None, False, ["a", "b", "c"], now, None) == 1 and now == ["a"]
+    assert gates.gate([0], 0, native.bitmap({6}), None, False, ["a", "b", "c"], now) == 1 and now == []
+    assert gates.gate([0], 0, native.bitmap({5}), None, False, ["a", "b", "c"], now) == 1 and now == ["a"]
     assert not gates.noted(1)
     with pytest.raises(IndexError):
         gates.note(3, 1, (5,), None, -1, False)
@@ -122,22 +106,12 @@ def test_a_place_is_noted_once_and_bad_notes_are_refused() -> None:
         gates.note(1, 1, (-5,), None, -1, False)
     assert not gates.noted(1)
     # a place outside the entries, or not noted, is left to the caller
-    assert gates.gate([1, 0], 0, b"", None, False, ["a", "b", "c"], now, None) == 0
+    assert gates.gate([1, 0], 0, b"", None, False, ["a", "b", "c"], now) == 0
     # packed places (scan_order's) read as the list does
-    assert gates.gate(b"", 0, b"", None, False, ["a"], now, None) == 0
+    assert gates.gate(b"", 0, b"", None, False, ["a"], now) == 0
     packed = array("i", [0, 0, 1]).tobytes()
-    assert gates.gate(packed, 0, native.bitmap({5}), None, False, ["a", "b", "c"], now, None) == 2 \
+    assert gates.gate(packed, 0, native.bitmap({5}), None, False, ["a", "b", "c"], now) == 2 \
         and now == ["a", "a", "a"]
-    # a place with a scan depth of its own: left to the caller without depth_bits, else gated by them
-    gates.note(1, 1, (7,), None, -1, False, 3.0)
-    assert gates.gate([1], 0, native.bitmap({7}), None, False, ["a", "b", "c"], now, None) == 0
-    assert gates.gate([1], 0, native.bitmap({7}), None, False, ["a", "b", "c"], now, lambda d: b"") == 1
-    assert gates.gate([1], 0, b"", None, False, ["a", "b", "c"], now, lambda d: native.bitmap({7})) == 1
-    assert now == ["a", "a", "a", "b"]
-    with pytest.raises(TypeError):
-        gates.gate([1], 0, b"", None, False, ["a", "b", "c"], now, lambda d: "not bytes")
-    with pytest.raises(ValueError):
-        gates.note(2, 3, (), None, -1, False, 3.0)        # a depth is for keyed places
 
 
 @settings(max_examples=200, deadline=None)

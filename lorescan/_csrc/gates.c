@@ -71,8 +71,6 @@ gates_dealloc(PlaceGates *self)
 {
     PyMem_Free(self->kind);
     PyMem_Free(self->exclude);
-    PyMem_Free(self->has_depth);
-    PyMem_Free(self->depth);
     PyMem_Free(self->logic);
     PyMem_Free(self->start);
     PyMem_Free(self->n_primary);
@@ -106,8 +104,6 @@ gates_init(PlaceGates *self, PyObject *args, PyObject *kwds)
     self->size = size;
     self->kind = PyMem_Calloc((size_t)size + 1, 1);
     self->exclude = PyMem_Calloc((size_t)size + 1, 1);
-    self->has_depth = PyMem_Calloc((size_t)size + 1, 1);
-    self->depth = PyMem_Calloc((size_t)size + 1, sizeof(double));
     self->logic = PyMem_Calloc((size_t)size + 1, 1);
     self->start = PyMem_Calloc((size_t)size + 1, sizeof(uint32_t));
     self->n_primary = PyMem_Calloc((size_t)size + 1, sizeof(uint32_t));
@@ -117,7 +113,7 @@ gates_init(PlaceGates *self, PyObject *args, PyObject *kwds)
     self->n_lists = PyList_GET_SIZE(lists);
     self->list_start = PyMem_Calloc((size_t)self->n_lists + 1, sizeof(uint32_t));
     self->list_count = PyMem_Malloc(((size_t)self->n_lists + 1) * sizeof(uint32_t));
-    if (!self->kind || !self->exclude || !self->has_depth || !self->depth || !self->logic || !self->start || !self->n_primary || !self->n_secondary
+    if (!self->kind || !self->exclude || !self->logic || !self->start || !self->n_primary || !self->n_secondary
         || !self->place_of || !self->list_start || !self->list_count) {
         PyErr_NoMemory();
         return -1;
@@ -171,32 +167,20 @@ append_ids(PlaceGates *self, PyObject *ids)
     return 0;
 }
 
-/* note(place, kind, primary, secondary, logic, exclude[, depth]): the record met at `place`: its
- * kind (PRIMARY, SECONDARY, CONSTANT or NEVER), its needle ids (secondary None for PRIMARY), its
- * selective logic, whether it is excluded from recursion, and its own scan depth (None: the
- * global one). A place is written once; later notes
+/* note(place, kind, primary, secondary, logic, exclude): the record met at `place`: its kind
+ * (PRIMARY, SECONDARY, CONSTANT or NEVER), its needle ids (secondary None for PRIMARY), its
+ * selective logic and whether it is excluded from recursion. A place is written once; later notes
  * of it are ignored, as they say the same. */
 static PyObject *
 gates_note(PlaceGates *self, PyObject *args)
 {
     Py_ssize_t place;
-    PyObject *primary, *secondary, *depth = Py_None;
+    PyObject *primary, *secondary;
     int kind, logic, exclude;
     size_t at;
-    double d = 0.0;
 
-    if (!PyArg_ParseTuple(args, "niO!Oip|O", &place, &kind, &PyTuple_Type, &primary, &secondary, &logic, &exclude,
-                          &depth))
+    if (!PyArg_ParseTuple(args, "niO!Oip", &place, &kind, &PyTuple_Type, &primary, &secondary, &logic, &exclude))
         return NULL;
-    if (depth != Py_None) {
-        d = PyFloat_AsDouble(depth);
-        if (d == -1.0 && PyErr_Occurred())
-            return NULL;
-        if (kind != PRIMARY && kind != SECONDARY) {
-            PyErr_SetString(PyExc_ValueError, "a scan depth of its own is for a keyed place (kind 1 or 2)");
-            return NULL;
-        }
-    }
     if (place < 0 || place >= self->size) {
         PyErr_SetString(PyExc_IndexError, "place out of range");
         return NULL;
@@ -220,8 +204,6 @@ gates_note(PlaceGates *self, PyObject *args)
     self->n_secondary[place] = secondary == Py_None ? 0 : (uint32_t)PyTuple_GET_SIZE(secondary);
     self->logic[place] = (int8_t)(logic >= 0 && logic <= 3 ? logic : -1);
     self->exclude[place] = (uint8_t)(exclude != 0);
-    self->has_depth[place] = depth != Py_None;
-    self->depth[place] = d;
     self->kind[place] = (uint8_t)kind;
     Py_RETURN_NONE;
 }
@@ -281,8 +263,6 @@ place_passes(PlaceGates *self, Py_ssize_t i, const unsigned char *bits, Py_ssize
     }
 }
 
-#define DEPTHS 8     /* scan depths of their own met in one call of gate(), at most */
-
 /* Whether the set holds the int i: 1, 0, or -1 on error. */
 static int
 in_set(PyObject *set, Py_ssize_t i)
@@ -297,58 +277,26 @@ in_set(PyObject *set, Py_ssize_t i)
     return in;
 }
 
-/* The visible needles at scan depth `d` as a bitmap: depth_bits(d), asked once per depth and call
- * and kept in `depths`/`found` (n_found of DEPTHS). Borrowed from `found`; NULL without an error
- * when the caller must take the place (no depth_bits, or the cache is full), with one on error. */
-static PyObject *
-depth_bitmap(double d, PyObject *depth_bits, double *depths, PyObject **found, int *n_found)
-{
-    PyObject *arg, *got;
-    int k;
-
-    for (k = 0; k < *n_found; k++)
-        if (memcmp(&depths[k], &d, sizeof d) == 0)
-            return found[k];
-    if (depth_bits == Py_None || *n_found == DEPTHS)
-        return NULL;
-    arg = PyFloat_FromDouble(d);
-    got = arg == NULL ? NULL : PyObject_CallOneArg(depth_bits, arg);
-    Py_XDECREF(arg);
-    if (got == NULL)
-        return NULL;
-    if (!PyBytes_Check(got)) {
-        Py_DECREF(got);
-        PyErr_SetString(PyExc_TypeError, "depth_bits() returns bytes");
-        return NULL;
-    }
-    depths[*n_found] = d;
-    found[(*n_found)++] = got;
-    return got;
-}
-
-/* gate(order, j, bits, special, excluding, entries, now, depth_bits) -> int
+/* gate(order, j, bits, special, excluding, entries, now) -> int
  *
  * Gates order[j:] (places: a list of ints, or the bytes scan_order gives) while the places are
  * noted and not in `special` (a set of places, or None): appends entries[place] to `now` for each
  * one that passes, and returns the index in `order` of the first place it cannot gate
  * (len(order) when it gated them all). `excluding`: a recursion pass, where entries excluded from
- * recursion are out. A place with a scan depth of its own reads depth_bits(depth) instead of
- * `bits` (None: such places are left to the caller). */
+ * recursion are out. */
 static PyObject *
 gates_gate(PlaceGates *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *order, *bitsobj, *special, *entries, *now, *item, *depth_bits, *found[DEPTHS], *result = NULL;
-    Py_ssize_t j, n, nbytes, i, n_entries, n_here;
-    const unsigned char *bits, *here;
+    PyObject *order, *bitsobj, *special, *entries, *now;
+    Py_ssize_t j, n, nbytes, i, n_entries;
+    const unsigned char *bits;
     const int32_t *packed = NULL;
-    double depths[DEPTHS];
-    int excluding, in, k, n_found = 0;
+    int excluding, in;
 
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "gate() takes 8 arguments");
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "gate() takes 7 arguments");
         return NULL;
     }
-    depth_bits = args[7];
     order = args[0];
     bitsobj = args[2];
     special = args[3];
@@ -360,7 +308,7 @@ gates_gate(PlaceGates *self, PyObject *const *args, Py_ssize_t nargs)
     if (!(PyList_Check(order) || PyBytes_Check(order)) || !PyBytes_Check(bitsobj) || !PyList_Check(entries)
         || !PyList_Check(now) || (special != Py_None && !PyAnySet_Check(special))) {
         PyErr_SetString(PyExc_TypeError, "gate(order: list | bytes, j: int, bits: bytes, special: set | None, "
-                                         "excluding: bool, entries: list, now: list, depth_bits)");
+                                         "excluding: bool, entries: list, now: list)");
         return NULL;
     }
     j = PyLong_AsSsize_t(args[1]);
@@ -385,35 +333,19 @@ gates_gate(PlaceGates *self, PyObject *const *args, Py_ssize_t nargs)
         } else {
             i = PyLong_AsSsize_t(PyList_GET_ITEM(order, j));
             if (i == -1 && PyErr_Occurred())
-                goto done;
+                return NULL;
         }
         if (i < 0 || i >= self->size || i >= n_entries || self->kind[i] == UNKNOWN)
             break;
         in = special == Py_None ? 0 : in_set(special, i);
         if (in < 0)
-            goto done;
+            return NULL;
         if (in)
             break;
-        here = bits;
-        n_here = nbytes;
-        if (self->has_depth[i]) {      /* the needles visible at its own depth */
-            item = depth_bitmap(self->depth[i], depth_bits, depths, found, &n_found);
-            if (item == NULL) {
-                if (PyErr_Occurred())
-                    goto done;
-                break;
-            }
-            here = (const unsigned char *)PyBytes_AS_STRING(item);
-            n_here = PyBytes_GET_SIZE(item);
-        }
-        if (place_passes(self, i, here, n_here, excluding) && PyList_Append(now, PyList_GET_ITEM(entries, i)) < 0)
-            goto done;
+        if (place_passes(self, i, bits, nbytes, excluding) && PyList_Append(now, PyList_GET_ITEM(entries, i)) < 0)
+            return NULL;
     }
-    result = PyLong_FromSsize_t(j);
-done:
-    for (k = 0; k < n_found; k++)
-        Py_DECREF(found[k]);
-    return result;
+    return PyLong_FromSsize_t(j);
 }
 
 /* noted(place) -> bool: whether a place has been noted (for tests). */
@@ -434,7 +366,7 @@ static PyMethodDef gates_methods[] = {
     {"note", (PyCFunction)gates_note, METH_VARARGS,
      "note(place, kind, primary, secondary, logic, exclude): the record met at place."},
     {"gate", (PyCFunction)(void (*)(void))gates_gate, METH_FASTCALL,
-     "gate(order, j, bits, special, excluding, entries, now, depth_bits) -> int: gate order[j:] while its places "
+     "gate(order, j, bits, special, excluding, entries, now) -> int: gate order[j:] while its places "
      "are noted and not special; the index of the first place left to the caller."},
     {"scan_order", (PyCFunction)(void (*)(void))ls_gates_scan_order, METH_FASTCALL,
      "scan_order(adds, hits, removes) -> bytes: the places (int32, ascending) of the entries in adds or "

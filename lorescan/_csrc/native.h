@@ -17,8 +17,6 @@ typedef struct {
     Py_ssize_t size;       /* places in the plan */
     uint8_t *kind;         /* per place: one of the kinds above */
     uint8_t *exclude;      /* per place: excluded from recursion */
-    uint8_t *has_depth;    /* per place: keyed with a scan depth of its own, `depth` */
-    double *depth;
     int8_t *logic;         /* per place: the selective logic 0-3, or -1 */
     uint32_t *start;       /* per place: where its needles start in `needles` */
     uint32_t *n_primary;   /* per place: how many primary needles, then the secondary ones */
