@@ -19,6 +19,7 @@ from . import _index, _js
 from ._budget import BudgetMeter, _LinesPass
 from ._card_book import BookBudgets, apply_card_book_settings
 from ._compile import CompiledEntry, compile_books
+from ._construct import make
 from ._emit import emit
 from ._index import BoundIndex, KeyIndex
 from ._macros import MacroEnv, substitute
@@ -491,7 +492,7 @@ def compile(books: Sequence[Lorebook], *, compat: str | Mode = "1.18",
     the same file content as before — for callers that reload the same files. Books edited after
     loading must not be compiled with ``cache=True``.
     """
-    prepare = settings or Settings()
+    prepare = settings or make(Settings)
     key = None
     if cache and isinstance(tokenizer, str) and books and all(b.content_hash for b in books):
         key = (tuple((b.content_hash, b.name, b.scope, len(b.entries)) for b in books),

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ._construct import make
 from ._engine import Lore
 from ._errors import LorescanError
 from ._model import (
@@ -60,7 +61,7 @@ def read_settings(path: str | None) -> tuple[Settings, str | None]:
     (:func:`lorescan._model.settings_from_json` tells them apart and rejects unknown names).
     Returns the settings and the tokenizer the file names, if any."""
     if path is None:
-        return Settings(), None
+        return make(Settings), None
     from ._formats.common import decode_text, parse_json, read_file
 
     data = parse_json(decode_text(read_file(path), path), path)
@@ -114,7 +115,7 @@ def load_inputs(book_paths: list[str], chat_path: str | None = None, settings_pa
     user = user_name or user
     char = char_name or char or (character.name if character and character.name else "Character")
     if character is None:
-        character = Character(name=char, avatar=f"{char}.png")
+        character = make(Character, name=char, avatar=f"{char}.png")
     settings, named = read_settings(settings_path)
     lore = Lore(books, compat=st_version, tokenizer=tokenizer or named or "cl100k", quirks=quirks, prepare=settings,
                 word_boundaries=word_boundaries, card_book_settings=card_book_settings)
@@ -127,7 +128,7 @@ def character_from_card(card: Any, path: str) -> Character:
     entries can match)."""
     get = (lambda k: getattr(card, k, None)) if not isinstance(card, dict) else card.get
     name = get("name") or Path(path).stem
-    return Character(
+    return make(Character,
         name=name,
         avatar=Path(path).name if Path(path).suffix.lower() == ".png" else f"{name}.png",
         tags=get("tags") or None,

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from . import _js
 from ._compile import CompiledEntry, compile_books
+from ._construct import make
 from ._jsregex import JsRegex, JsRegexSyntaxError, parse_regex_key
 from ._lint_types import CODES as TYPE_CODES
 from ._lint_types import type_findings
@@ -172,7 +173,7 @@ class _Linter:
         self.books = books
         self.word_rule = with_options(mode_for(compat), word_boundaries).word_boundaries
         self.explicit_settings = settings is not None
-        self.settings = settings or Settings()
+        self.settings = settings or make(Settings)
         self.mode = mode_for(compat)
         self.counter = get_counter(tokenizer)
         self.findings: list[tuple[tuple[int, int, int], Finding]] = []

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._construct import make
 from ._errors import FormatError, LorescanError
 from ._formats import chats, registry
 from ._formats.cards import CardInfo
@@ -108,7 +109,7 @@ def _read(fmt: Format, value: Any, o: dict[str, Any], shape: Shape) -> Loaded:
     if o["name"] is not None:
         for book in reading.books:
             book.name = o["name"]
-    return Loaded(format=fmt.name, path=o["file"], books=reading.books, chat=reading.chat,
+    return make(Loaded, format=fmt.name, path=o["file"], books=reading.books, chat=reading.chat,
                   character=reading.character, warnings=reading.warnings, raw=reading.raw, image=reading.image)
 
 
@@ -162,7 +163,7 @@ def _load_yaml(text: str, o: dict[str, Any], guess: bool = False) -> Loaded:
             raise FormatError("not a lorebook, card or chat format lorescan knows", file=file)
         raise FormatError("YAML file is not a GLM chat history", file=file)
     chat, notes = chats.read_glm(value, file)
-    return Loaded(format="glm", path=file, chat=chat, warnings=notes, raw=value, yaml=True)
+    return make(Loaded, format="glm", path=file, chat=chat, warnings=notes, raw=value, yaml=True)
 
 
 def _detect_json(value: Any) -> tuple[Format, Shape]:

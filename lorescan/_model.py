@@ -16,6 +16,8 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
+from ._construct import build, dump
+
 Scalar = bool | int | float | str | None
 
 
@@ -95,7 +97,7 @@ class _Ordered(BaseModel):
         if not isinstance(data, dict):
             raise LorescanError(f"expected a JSON object, got {type(data).__name__}")
         try:
-            obj = cls.model_validate(data)
+            obj = build(cls, data)
         except ValidationError as exc:
             err = exc.errors()[0]
             loc = ".".join(str(x) for x in err.get("loc", ()))
@@ -122,7 +124,9 @@ class _Ordered(BaseModel):
     def to_json(self, mode: Literal["json", "python"] = "json") -> dict[str, Any]:
         """The JSON object: original keys in original order, then any fields set since (``mode``
         ``"python"`` keeps every value as it is, a lone surrogate in a key included)."""
-        dumped = self.model_dump(mode=mode, exclude_unset=True, by_alias=True)
+        dumped = dump(self) if mode == "python" else None
+        if dumped is None:
+            dumped = self.model_dump(mode=mode, exclude_unset=True, by_alias=True)
         out: dict[str, Any] = {}
         for key in self._order:
             if key in dumped:
@@ -367,7 +371,7 @@ def settings_from_json(data: Any) -> tuple[Settings, str | None]:
     Raises pydantic's ``ValidationError`` naming the field (unknown names with the closest known one).
     """
     if not isinstance(data, dict):
-        return Settings.model_validate(data), None        # raises: a settings file is an object
+        return build(Settings, data), None        # raises: a settings file is an object
     if any(k in data for k in _ST_SETTINGS_MARKS):
         nested = data.get("world_info_settings")
         if isinstance(nested, dict):                       # settings.world_info_settings ?? settings
@@ -376,7 +380,7 @@ def settings_from_json(data: Any) -> tuple[Settings, str | None]:
             flat = {k: v for k, v in data.items() if k.startswith("world_info_") and k != "world_info_settings"}
         if "max_context" in data:
             flat["max_context"] = data["max_context"]
-        return Settings.model_validate(flat), None
+        return build(Settings, flat), None
     tokenizer = data.get("tokenizer")
     if tokenizer is not None and not isinstance(tokenizer, str):
         raise ValidationError.from_exception_data("Settings", [{
@@ -387,7 +391,7 @@ def settings_from_json(data: Any) -> tuple[Settings, str | None]:
     if unknown:
         raise unknown_names_error("Settings", flat, unknown, [*Settings.model_fields, *SETTINGS_FILE_KEYS],
                                   "setting")
-    return Settings.model_validate(flat), tokenizer
+    return build(Settings, flat), tokenizer
 
 
 class ChatMessage(BaseModel):

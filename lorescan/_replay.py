@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._construct import make
 from ._engine import Lore
 from ._model import ActivationResult, Character, ChatMessage, Settings, TimedState
 from ._request import RandomSource
@@ -56,11 +57,11 @@ class Session:
                  char_name: str = "Character", character: Character | None = None,
                  timed: TimedState | None = None, rng: RandomSource | None = None) -> None:
         self.lore = lore
-        self.settings = settings or Settings()
+        self.settings = settings or make(Settings)
         self.user_name = user_name
         self.char_name = char_name
         self.character = character
-        self.timed = timed or TimedState()
+        self.timed = timed or make(TimedState)
         self.rng = rng
         self.messages: list[ChatMessage] = []
         self._kept: list[int] = []      # indexes of the non-system messages among the first ...

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ._construct import build, make
 from ._engine import Lore
 from ._errors import LorescanError, ScenarioError
 from ._mode import Mode, mode_for
@@ -85,7 +86,7 @@ def scenario_character(sc: dict[str, Any]) -> Character | None:
     if data.get("avatar") is None:
         data["avatar"] = f"{char_name}.png"
     try:
-        return Character.model_validate(data)
+        return build(Character, data)
     except ValidationError as exc:
         raise validation_error(exc, prefix="character.") from None
 
@@ -108,7 +109,7 @@ def scenario_chat(messages: Any, where: str = "chat") -> list[ChatMessage]:
     out = []
     for i, m in enumerate(messages):
         try:
-            out.append(ChatMessage.model_validate(m))
+            out.append(build(ChatMessage, m))
         except ValidationError as exc:
             raise validation_error(exc, prefix=f"{where}[{i}].") from None
     return out
@@ -182,7 +183,7 @@ def evaluate_scenario(lore: Lore, sc: dict[str, Any], *, timed: TimedState | Non
         return [(request, lore.activate(request))]
     if not isinstance(turns, list):
         raise LorescanError("must be a list of turns", field="turns")
-    state = timed or TimedState()
+    state = timed or make(TimedState)
     out = []
     for i, turn in enumerate(turns):
         if not isinstance(turn, dict):

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._construct import make
 from .._engine import Lore
 from .._formats.chats import Chat, settle_roles
 from .._model import ActivationResult, Character, Lorebook, Settings
@@ -148,7 +149,7 @@ def replay_chat(spec: BatchSpec, comp: Compiled, identity: str, chat: Chat) -> A
     user = spec.user_name or chat.user_name or "User"
     char = spec.char_name or chat.character_name or (
         comp.character.name if comp.character is not None and comp.character.name else "Character")
-    character = comp.character or Character(name=char, avatar=f"{char}.png")
+    character = comp.character or make(Character, name=char, avatar=f"{char}.png")
     messages = list(chat.messages)
     points = generation_points(messages)
     seed = chat_seed(spec.seed, identity)

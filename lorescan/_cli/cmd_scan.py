@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from .._construct import make
 from .common import add_book_args, open_inputs
 
 
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = open_inputs(args, need_chat=False)
     text = sys.stdin.read() if args.text == "-" else args.text
     inputs.settings = inputs.settings.model_copy(update={"world_info_include_names": False})
-    chat = [ChatMessage(name="", mes=text)]
+    chat = [make(ChatMessage, name="", mes=text)]
     result = inputs.activate(chat, trace=True)
     rows = []
     spans: list[tuple[int, int]] = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._construct import make
 from .._errors import FormatError
 from .._model import Lorebook
 from .common import (
@@ -61,7 +62,7 @@ def read_memory_book(data: dict[str, Any], name: str, file: str | None) -> tuple
     dropped = sorted({k for e in raw for k in DROPPED if k in e})
     if dropped:
         notes.append(f"Agnai fields SillyTavern's import ignores: {', '.join(dropped)}")
-    return Lorebook(name=name, entries=entries, entry_keys=[str(i) for i in range(len(entries))]), notes
+    return make(Lorebook, name=name, entries=entries, entry_keys=[str(i) for i in range(len(entries))]), notes
 
 
 def wi_to_agnai_entry(wi: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .._construct import build, make
 from .._errors import FormatError
 from .._model import DepthPrompt, Lorebook
 from .common import (
@@ -181,7 +182,7 @@ def card_info(card: dict[str, Any], avatar: str | None = None) -> tuple[CardInfo
     raw_dp = ext.get("depth_prompt")  # type: ignore[union-attr]
     if isinstance(raw_dp, dict):
         try:
-            depth_prompt = DepthPrompt.model_validate(raw_dp)
+            depth_prompt = build(DepthPrompt, raw_dp)
         except ValidationError:
             warnings.append("data.extensions.depth_prompt has values of the wrong type; ignored")
     name = _text(data.get("name")) or _text(card.get("name"))
@@ -200,7 +201,7 @@ def card_info(card: dict[str, Any], avatar: str | None = None) -> tuple[CardInfo
     book_name = None
     if isinstance(book, dict):
         book_name = _text(book.get("name")) or f"{name}'s Lorebook"
-    info = CardInfo(
+    info = make(CardInfo,
         name=name, format=fmt,
         spec=card.get("spec") if isinstance(card.get("spec"), str) else None,
         spec_version=str(spec_version) if spec_version is not None else None,
@@ -305,7 +306,7 @@ def read_character_book(book: dict[str, Any], name: str, file: str | None, scope
         for wi in entries.values():
             notes.extend(apply_v3_decorators(wi))
     parsed = [entry_from_json(wi, file, uid=wi.get("uid")) for wi in entries.values()]
-    lorebook = Lorebook(name=name, scope=scope, entries=parsed, entry_keys=list(entries),
+    lorebook = make(Lorebook, name=name, scope=scope, entries=parsed, entry_keys=list(entries),
                         extra={"originalData": book})
     return lorebook, notes
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .._construct import build, make
 from .._errors import FormatError
 from .._model import ChatMessage, TimedEffect, TimedState
 from .common import dump_json, json_writer, parse_json, type_name, utf8
@@ -52,7 +53,7 @@ class Chat(BaseModel):
 
 def _message(raw: dict[str, Any], where: str, file: str | None) -> ChatMessage:
     try:
-        return ChatMessage.model_validate(raw)
+        return build(ChatMessage, raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(x) for x in err.get("loc", ()))
@@ -98,14 +99,14 @@ def read_timed(metadata: dict[str, Any]) -> tuple[TimedState | None, list[str]]:
     raw = metadata.get("timedWorldInfo")
     if not isinstance(raw, dict):
         return None, []
-    state, notes = TimedState(), []
+    state, notes = make(TimedState), []
     for kind in ("sticky", "cooldown"):
         records = raw.get(kind)
         if not isinstance(records, dict):
             continue
         for key, value in records.items():
             try:
-                getattr(state, kind)[key] = TimedEffect.model_validate(value)
+                getattr(state, kind)[key] = build(TimedEffect, value)
             except ValidationError:
                 notes.append(f"timedWorldInfo.{kind}[{key!r}] is not a timed effect; ignored")
     return state, notes
@@ -133,7 +134,7 @@ def read_st_chat(lines: list[Any], file: str | None) -> tuple[Chat, list[str]]:
     user = user if isinstance(user, str) and user != GROUP_PLACEHOLDER else guess_user
     char = char if isinstance(char, str) and char != GROUP_PLACEHOLDER else guess_char
     world = metadata.get("world_info")
-    chat = Chat(format=ST_CHAT, user_name=user, character_name=char, messages=messages,
+    chat = make(Chat, format=ST_CHAT, user_name=user, character_name=char, messages=messages,
                 metadata=metadata, timed=timed, world_info=world if isinstance(world, str) and world else None,
                 header=header)
     return chat, notes
@@ -183,10 +184,10 @@ def read_tavernai(items: list[str], file: str | None) -> tuple[Chat, list[str]]:
         if not sep:
             raise FormatError(f"item {index} is not 'Name: text'", file=file)
         char = char or name
-        messages.append(ChatMessage(name=name, is_user=name != char, mes=text))
+        messages.append(make(ChatMessage, name=name, is_user=name != char, mes=text))
     user, _ = _names_from(messages)
     note = "TavernAI legacy chat: the first speaker is taken as the character"
-    return Chat(format=TAVERNAI, user_name=user, character_name=char, messages=messages, roles_note=note), [note]
+    return make(Chat, format=TAVERNAI, user_name=user, character_name=char, messages=messages, roles_note=note), [note]
 
 
 def write_tavernai(chat: Chat) -> bytes:
@@ -216,10 +217,10 @@ def role_message(raw: Any, where: str, file: str | None, user: str, char: str) -
         text = _content_text(raw.get("observation"))
     name = raw.get("name") if isinstance(raw.get("name"), str) and raw.get("name") else None
     if role == "user":
-        return ChatMessage(name=name or user, is_user=True, mes=text)
+        return make(ChatMessage, name=name or user, is_user=True, mes=text)
     if role == "assistant":
-        return ChatMessage(name=name or char, mes=text)
-    return ChatMessage(name=name or role, is_system=True, mes=text)
+        return make(ChatMessage, name=name or char, mes=text)
+    return make(ChatMessage, name=name or role, is_system=True, mes=text)
 
 
 def is_role_list(data: Any) -> bool:
@@ -235,7 +236,7 @@ def read_roles(items: list[Any], fmt: str, file: str | None, where: str = "messa
     char = next((x["name"] for x in items if isinstance(x, dict) and x.get("role") == "assistant"
                  and isinstance(x.get("name"), str) and x["name"]), "Assistant")
     messages = [role_message(raw, f"{where} {i}", file, "User", char) for i, raw in enumerate(items)]
-    return Chat(format=fmt, user_name="User", character_name=char, messages=messages)
+    return make(Chat, format=fmt, user_name="User", character_name=char, messages=messages)
 
 
 def message_role(message: ChatMessage) -> str:
@@ -298,12 +299,13 @@ def read_glm(data: Any, file: str | None) -> tuple[Chat, list[str]]:
     if is_pairs(items) or (not items and isinstance(data, dict) and "prompt" in data):
         messages = []
         for query, response in items:
-            messages += [ChatMessage(name="User", is_user=True, mes=query), ChatMessage(name="Assistant", mes=response)]
+            messages += [make(ChatMessage, name="User", is_user=True, mes=query),
+                         make(ChatMessage, name="Assistant", mes=response)]
         if isinstance(data, dict) and isinstance(data.get("prompt"), str):
-            messages.append(ChatMessage(name="User", is_user=True, mes=data["prompt"]))
+            messages.append(make(ChatMessage, name="User", is_user=True, mes=data["prompt"]))
             if isinstance(data.get("response"), str):
-                messages.append(ChatMessage(name="Assistant", mes=data["response"]))
-        return Chat(format=GLM, user_name="User", character_name="Assistant", messages=messages), []
+                messages.append(make(ChatMessage, name="Assistant", mes=data["response"]))
+        return make(Chat, format=GLM, user_name="User", character_name="Assistant", messages=messages), []
     return read_roles(items, GLM, file, where="history item"), []
 
 
@@ -392,8 +394,8 @@ def read_transcript(text: str, file: str | None) -> tuple[Chat, list[str]]:
             note = f"took {user!r} (the first speaker) as the user; add '# user: Name' to choose"
     if char is None:
         char = next((s for s in speakers if s != user), None)
-    messages = [ChatMessage(name=name, is_user=name == user, mes=body.rstrip("\n")) for name, body in turns]
-    chat = Chat(format=TRANSCRIPT, user_name=user, character_name=char, messages=messages, roles_note=note)
+    messages = [make(ChatMessage, name=name, is_user=name == user, mes=body.rstrip("\n")) for name, body in turns]
+    chat = make(Chat, format=TRANSCRIPT, user_name=user, character_name=char, messages=messages, roles_note=note)
     return chat, [note] if note else []
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._construct import make
 from .._errors import FormatError, LorescanError
 from .._js import js_string, truthy
 from .._model import ENTRY_DEFAULTS, Entry, Lorebook
@@ -324,7 +325,7 @@ def book_from_entries(name: str, entries: dict[str, dict[str, Any]], file: str |
     """A :class:`Lorebook` from an ``entries`` object (key → engine entry JSON)."""
     parsed = [entry_from_json(value, file, uid=value.get("uid", key) if isinstance(value, dict) else key)
               for key, value in entries.items()]
-    return Lorebook(name=name, scope=scope, entries=parsed, entry_keys=list(entries.keys()),
+    return make(Lorebook, name=name, scope=scope, entries=parsed, entry_keys=list(entries.keys()),
                     extra=extra or {})
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._construct import make
 from .._errors import FormatError
 from .._js import trim
 from .._model import Lorebook
@@ -138,7 +139,7 @@ def read_lite(data: Any, name: str, file: str | None) -> tuple[Lorebook, list[st
         if note:
             notes.append(note)
     entries = [entry_from_json(wi, file, uid=wi["uid"]) for wi in converted]
-    return Lorebook(name=name, entries=entries, entry_keys=[str(i) for i in range(len(entries))]), notes
+    return make(Lorebook, name=name, entries=entries, entry_keys=[str(i) for i in range(len(entries))]), notes
 
 
 def wi_to_lite_entry(wi: dict[str, Any]) -> dict[str, Any]:

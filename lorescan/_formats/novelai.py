@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._construct import make
 from .._errors import FormatError
 from .._model import Lorebook
 from . import png
@@ -83,7 +84,7 @@ def read_lorebook(data: dict[str, Any], name: str, file: str | None) -> tuple[Lo
                           file=file, field="entries")
     converted = [novel_entry_to_wi(e, i, file) for i, e in enumerate(raw)]
     entries = [entry_from_json(wi, file, uid=wi["uid"]) for wi in converted]
-    book = Lorebook(name=name, entries=entries, entry_keys=[str(i) for i in range(len(entries))])
+    book = make(Lorebook, name=name, entries=entries, entry_keys=[str(i) for i in range(len(entries))])
     notes: list[str] = []
     missing = sum(1 for e in raw if "enabled" not in e)
     if missing:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._construct import make
 from .._errors import FormatError
 from .._js import js_string, trim
 from .._model import Lorebook
@@ -98,7 +99,7 @@ def read_risu_lorebook(data: dict[str, Any], name: str, file: str | None) -> tup
     regex = sum(1 for r in rows if r.get("useRegex") is True)
     if regex:
         notes.append(f"{regex} Risu entries set useRegex, which SillyTavern's import ignores")
-    return Lorebook(name=name, entries=entries, entry_keys=[str(i) for i in range(len(entries))]), notes
+    return make(Lorebook, name=name, entries=entries, entry_keys=[str(i) for i in range(len(entries))]), notes
 
 
 def wi_to_risu_entry(wi: dict[str, Any]) -> dict[str, Any]:

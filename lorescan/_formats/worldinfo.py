@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._construct import make
 from .._errors import FormatError
 from .._model import Entry, Lorebook
 from . import cards
@@ -49,7 +50,7 @@ def read_worldinfo(data: dict[str, Any], name: str, file: str | None = None,
     extra = {k: v for k, v in data.items() if k != "entries"}
     if isinstance(raw, list):
         entries = [entry_from_json(value, file, uid=index) for index, value in enumerate(raw)]
-        return Lorebook(name=name, scope=scope, entries=entries,
+        return make(Lorebook, name=name, scope=scope, entries=entries,
                         entry_keys=[str(i) for i in range(len(entries))], extra=extra,
                         entries_was_list=True)
     if not isinstance(raw, dict):

@@ -1,0 +1,202 @@
+"""Models made without pydantic's validators (``lorescan._construct``) equal what validation makes.
+
+Every model the readers and the engine build this way is checked against ``model_validate`` on
+generated JSON-like values, a model instance here and there: the same field values of the same
+types, extra values, set fields and private defaults, and lists and dicts copied the same way; a
+value validation would change or reject goes to validation itself. ``dump`` is checked against
+``model_dump(exclude_unset=True)`` the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import typing
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, ValidationError
+
+from lorescan import _model
+from lorescan._construct import build, check_for, dump, make
+from lorescan._formats.cards import CardInfo
+from lorescan._formats.chats import Chat
+from lorescan._load import Loaded
+
+MODELS: list[type[BaseModel]] = [
+    _model.Entry, _model.CharacterFilter, _model.Lorebook, _model.Settings, _model.ChatMessage,
+    _model.DepthPrompt, _model.Character, _model.TimedEffect, _model.TimedState, Chat, Loaded, CardInfo,
+]
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.integers(), st.floats(),
+                    st.sampled_from(["", "a", "global", "chat", "system", "ccv2", "st-chat"]))
+json_values = st.recursive(scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(["a", "b", "names", "tags"]), inner, max_size=3)),
+    max_leaves=6)
+
+
+_INSTANCES: list[BaseModel] = [
+    _model.Entry.from_json({"key": ["a"]}), _model.CharacterFilter(names=["x"]),
+    _model.TimedEffect(start=1, end=2), _model.ChatMessage(mes="hi"), _model.Lorebook(name="b"),
+    _model.DepthPrompt(prompt="p"), _model.TimedState(), Chat(format="st-chat"),
+    CardInfo(name="c", format="ccv2"),
+]
+
+
+def _instances() -> st.SearchStrategy[Any]:
+    return st.sampled_from(_INSTANCES)
+
+
+def _typed(annotation: Any) -> st.SearchStrategy[Any]:
+    """Values of a field's own type (the case the direct path takes), nested models as instances
+    or as dicts."""
+    if annotation is Any:
+        return json_values
+    if annotation is None or annotation is type(None):
+        return st.none()
+    simple = {str: st.sampled_from(["", "a", "global", "ccv2"]), int: st.integers(), bool: st.booleans(),
+              float: st.floats(), bytes: st.binary(max_size=3)}
+    if annotation in simple:
+        return simple[annotation]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        made = [i for i in _INSTANCES if isinstance(i, annotation)]
+        nested = st.fixed_dictionaries({}, optional={n: _typed(f.annotation) for n, f in annotation.model_fields.items()
+                                                     if not f.is_required()})
+        return st.one_of(st.sampled_from(made), nested) if made else nested
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Literal:
+        return st.sampled_from(args)
+    if origin is list:
+        return st.lists(_typed(args[0]), max_size=3)
+    if origin is dict:
+        return st.dictionaries(st.sampled_from(["k1", "k2"]), _typed(args[1]), max_size=2)
+    return st.one_of([_typed(a) for a in args])
+
+
+def _data(cls: type[BaseModel]) -> st.SearchStrategy[dict[str, Any]]:
+    """Mostly values of each field's type, now and then any JSON value or an instance (what
+    validation coerces or rejects), and extra names; required fields mostly present."""
+    anything = st.one_of(json_values, _instances(), st.lists(_instances(), max_size=2),
+                         st.dictionaries(st.sampled_from(["k1", "k2"]), _instances(), max_size=2))
+
+    def value(annotation: Any) -> st.SearchStrategy[Any]:
+        return st.integers(0, 14).flatmap(lambda i: anything if i == 0 else _typed(annotation))
+
+    required = {n: value(f.annotation) for n, f in cls.model_fields.items() if f.is_required()}
+    optional = {n: value(f.annotation) for n, f in cls.model_fields.items() if not f.is_required()}
+    optional |= {"extra_field": anything, "world": anything}
+    return st.one_of(st.fixed_dictionaries(required, optional=optional),
+                     st.fixed_dictionaries({}, optional=required | optional))
+
+
+def shape(value: Any) -> Any:
+    """A value with every type spelled out (``1 == True == 1.0`` in Python), models included."""
+    if isinstance(value, BaseModel):
+        return ("model", type(value).__name__, shape(value.__dict__), sorted(value.model_fields_set),
+                shape(value.__pydantic_extra__), shape(value.__pydantic_private__))
+    if isinstance(value, list):
+        return ("list", [shape(v) for v in value])
+    if isinstance(value, dict):
+        return ("dict", [(k, shape(v)) for k, v in value.items()])
+    if isinstance(value, float):
+        return ("float", "nan" if math.isnan(value) else repr(value))
+    return (type(value).__name__, value)
+
+
+def same(a: BaseModel, b: BaseModel) -> None:
+    assert type(a) is type(b)
+    assert list(a.__dict__) == list(b.__dict__)
+    for name in a.__dict__:
+        va, vb = a.__dict__[name], b.__dict__[name]
+        if isinstance(va, BaseModel) and isinstance(vb, BaseModel) and va is not vb:
+            same(va, vb)
+        else:
+            assert shape(va) == shape(vb), name
+    assert shape(a.__pydantic_extra__) == shape(b.__pydantic_extra__)
+    assert a.model_fields_set == b.model_fields_set
+    assert shape(a.__pydantic_private__) == shape(b.__pydantic_private__)
+
+
+def _outcome(fn: Any, *args: Any) -> Any:
+    try:
+        return fn(*args)
+    except ValidationError as exc:
+        return ("error", [(e["type"], e["loc"]) for e in exc.errors()])
+
+
+@pytest.mark.parametrize("cls", MODELS, ids=lambda c: c.__name__)
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_build_equals_validation(cls: type[BaseModel], data: st.DataObject) -> None:
+    raw = data.draw(_data(cls))
+    got = _outcome(build, cls, raw)
+    want = _outcome(cls.model_validate, raw)
+    if isinstance(want, tuple):
+        assert got == want
+        return
+    same(got, want)
+    for name, value in raw.items():      # lists and dicts copied (or kept) as validation does
+        if name in got.__dict__ and isinstance(value, (list, dict)):
+            assert (got.__dict__[name] is value) == (want.__dict__[name] is value), name
+
+
+@pytest.mark.parametrize("cls", MODELS, ids=lambda c: c.__name__)
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_dump_equals_model_dump(cls: type[BaseModel], data: st.DataObject) -> None:
+    raw = data.draw(_data(cls))
+    try:
+        model = cls.model_validate(raw)
+    except ValidationError:
+        return
+    got = dump(model)
+    want = model.model_dump(mode="python", exclude_unset=True)
+    if got is not None:
+        assert shape(got) == shape(want)
+
+
+def test_common_values_take_the_direct_path() -> None:
+    """The values the readers give are built without validation: the fast path is really taken."""
+    entry = build(_model.Entry, {"uid": 1, "key": ["a"], "content": "x", "characterFilter": {"names": ["n"]},
+                                 "extensions": {"depth": 2}})
+    assert entry.key == ["a"]
+    assert entry.characterFilter is not None and entry.characterFilter.names == ["n"]
+    assert entry.model_fields_set == {"uid", "key", "content", "characterFilter", "extensions"}
+    assert dump(entry) == {"uid": 1, "key": ["a"], "content": "x", "characterFilter": {"names": ["n"]},
+                           "extensions": {"depth": 2}}
+    assert make(_model.Settings).world_info_budget == 25
+    with pytest.raises(ValidationError, match="world_info_budgett"):
+        build(_model.Settings, {"world_info_budgett": 3})
+    with pytest.raises(ValidationError, match="name"):
+        make(_model.Lorebook, entries=[])            # a required field missing: validation says so
+
+
+def test_checks_of_field_types() -> None:
+    check = check_for(list[str] | None)
+    assert check is not None
+    assert check(["a"]) and check(None) and not check(["a", 1]) and not check(("a",))
+    scalar = check_for(_model.Scalar)
+    assert scalar is not None and scalar(True) and scalar(1.5) and not scalar([])
+    assert check_for(set[str]) is None       # a shape not checked here: validation does it
+
+
+def test_replay_builds_no_validator_and_skips_metadata() -> None:
+    """``lorescan replay`` on the bundled sample builds no pydantic validator, and so never imports
+    ``importlib.metadata`` (about a third of its start-up beyond the dependencies, before)."""
+    code = (
+        "import sys, contextlib, os\n"
+        "from lorescan._cli.main import main\n"
+        "sys.argv = ['lorescan', 'replay', '--book', 'corpora/saltmere.json', '--chat', 'corpora/saltmere-chat.jsonl']\n"
+        "with open(os.devnull, 'w') as dn, contextlib.redirect_stdout(dn):\n"
+        "    try:\n        main()\n    except SystemExit as e:\n        assert not e.code, e.code\n"
+        "from lorescan import _model\n"
+        "print(int('importlib.metadata' in sys.modules), int(_model.Entry.__pydantic_complete__))\n"
+    )
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "0"]
