@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -206,6 +207,7 @@ def entry_points(monkeypatch: pytest.MonkeyPatch):
             return [ep for ep in eps if ep.group == group]
 
         monkeypatch.setattr(importlib.metadata, "entry_points", fake)
+        monkeypatch.setattr(registry, "declares_group", lambda group: True)   # as a dist-info would say
         registry.reset()
         return calls
 
@@ -262,3 +264,41 @@ def test_building_the_command_line_does_not_read_the_registry() -> None:
     registry.reset()
     build_parser()                                  # every command starts with this: keep it cheap
     assert registry.registry.cache_info().currsize == 0
+
+
+def _dist(root: Path, name: str, text: str | None) -> None:
+    info = root / f"{name}.dist-info"
+    info.mkdir(parents=True)
+    if text is not None:
+        (info / "entry_points.txt").write_text(text)
+
+
+def test_the_plugin_lookup_runs_only_when_a_distribution_names_the_group(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``declares_group`` reads the ``entry_points.txt`` files ``importlib.metadata`` would read:
+    False skips the lookup (and the import of ``importlib.metadata``), None runs it."""
+    site = tmp_path / "site"
+    _dist(site, "plain-1.0", None)
+    _dist(site, "tool-1.0", "[console_scripts]\ntool = tool:main\n")
+    monkeypatch.setattr(sys, "path", [str(site), str(tmp_path / "missing")])
+    assert registry.declares_group(registry.ENTRY_POINT_GROUP) is False
+    assert registry.declares_group("console_scripts") is True
+    _dist(site, "myformats-2.0", f"[{registry.ENTRY_POINT_GROUP}]\nwords = myformats:WORDS\n")
+    assert registry.declares_group(registry.ENTRY_POINT_GROUP) is True
+    egg = tmp_path / "old.egg" / "EGG-INFO"
+    egg.mkdir(parents=True)
+    (egg / "entry_points.txt").write_text("[other]\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    assert registry.declares_group(registry.ENTRY_POINT_GROUP) is False
+    (tmp_path / "bundle.zip").write_bytes(b"PK\x05\x06" + b"\0" * 18)     # a zip on sys.path
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "bundle.zip")])
+    assert registry.declares_group(registry.ENTRY_POINT_GROUP) is None
+    monkeypatch.setattr(sys, "path", [])
+
+    class Finder:
+        @staticmethod
+        def find_distributions(*_: Any) -> list[Any]:
+            return []
+
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder()])
+    assert registry.declares_group(registry.ENTRY_POINT_GROUP) is None
