@@ -330,3 +330,11 @@ def test_catastrophic_pattern_is_bounded(monkeypatch: pytest.MonkeyPatch) -> Non
         rx.test("a" * 60 + "!", strict=True)
     assert rx.test("aa") is True
     assert rx.timed_out is False
+
+
+def test_the_bmp_string_case_classes_are_searched_in_is_every_code_unit_once() -> None:
+    from lorescan._jsregex_tables import _bmp
+
+    bmp = _bmp()
+    assert len(bmp) == 0x10000
+    assert bmp == "".join(map(chr, range(0x10000)))      # lone surrogates kept, none paired
