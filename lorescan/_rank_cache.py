@@ -19,7 +19,6 @@ import hashlib
 import marshal
 import os
 import sys
-import tempfile
 from array import array
 from pathlib import Path
 from typing import Any
@@ -173,6 +172,8 @@ def _read(path: Path) -> dict[str, Any] | None:
 
 def _write(path: Path, args: dict[str, Any]) -> None:
     """Write ``args`` to ``path`` atomically; any failure leaves no file behind and is ignored."""
+    import tempfile  # only on the first use of a tokenizer (not with every read of the cache)
+
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

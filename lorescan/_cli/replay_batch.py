@@ -5,7 +5,6 @@ versions of a book over the same chats. The work runs in :mod:`lorescan._batch`.
 from __future__ import annotations
 
 import argparse
-import csv
 import io
 import json
 import sys
@@ -100,6 +99,8 @@ def run_batch(args: argparse.Namespace) -> int:
 
 
 def _write_csv(target: str, report: dict[str, Any]) -> None:
+    import csv
+
     from .._batch import csv_rows
 
     buf = io.StringIO()

@@ -11,11 +11,8 @@ bytes and replaces only ``card.json``. Like SillyTavern, an archive may have byt
 
 from __future__ import annotations
 
-import bz2
 import io
-import lzma
 import struct
-import zipfile
 import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -26,6 +23,9 @@ from .common import decode_text, dump_json, parse_json
 from .registry import Detector, Format, ReadContext, Reading
 
 if TYPE_CHECKING:
+    import lzma
+    import zipfile
+
     from .._load import Loaded
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -39,7 +39,10 @@ MAX_MEMBERS = 10_000
 #: Highest compression ratio accepted for a member bigger than 1 MiB.
 MAX_RATIO = 200
 ICON_PATH = "assets/icon/images/main.png"
-_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
+#: the ZIP compression methods read (APPNOTE 4.4.5: stored, deflated, bzip2, LZMA); ``zipfile``, with
+#: ``bz2`` and ``lzma``, is imported when an archive is read or written, not with the format list
+ZIP_STORED, ZIP_DEFLATED, ZIP_BZIP2, ZIP_LZMA = 0, 8, 12, 14
+_METHODS = (ZIP_STORED, ZIP_DEFLATED, ZIP_BZIP2, ZIP_LZMA)
 #: A local file header: signature … file name length, extra field length.
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
 
@@ -58,6 +61,7 @@ def open_zip(data: bytes, file: str | None) -> zipfile.ZipFile:
     """The archive, after checking what its central directory claims (member count, sizes,
     ratios, encryption). The claims only refuse early: :func:`read_member` enforces the caps on
     the bytes it actually inflates."""
+    import zipfile
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, struct.error) as exc:
@@ -86,6 +90,7 @@ def read_member(archive: zipfile.ZipFile, name: str, file: str | None, limit: in
     """A member's bytes. It is inflated as a stream and never past the size the central directory
     declares (at most ``limit``): a member that inflates further is refused, whatever its
     compression, so an archive inflates to no more than the sizes its checks accepted."""
+    import lzma
     info = archive.getinfo(name)
     if info.file_size > limit:
         raise FormatError(f"ZIP member {name!r} is {info.file_size} bytes; more than {limit} are refused",
@@ -101,7 +106,7 @@ def read_member(archive: zipfile.ZipFile, name: str, file: str | None, limit: in
     if len(body) > info.file_size:
         raise FormatError(f"ZIP member {name!r} inflates past the {info.file_size} bytes its header "
                           "declares (zip bomb?); refused", file=file)
-    if len(body) < info.file_size or not (ended or info.compress_type in (zipfile.ZIP_STORED, zipfile.ZIP_LZMA)):
+    if len(body) < info.file_size or not (ended or info.compress_type in (ZIP_STORED, ZIP_LZMA)):
         raise FormatError(f"ZIP member {name!r} is corrupt (its data ends early)", file=file)
     if zlib.crc32(body) != info.CRC:
         raise FormatError(f"ZIP member {name!r} is corrupt (bad CRC-32)", file=file)
@@ -130,9 +135,10 @@ def _raw_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, file: str | Non
 
 def _inflate(method: int, raw: bytes, cap: int) -> tuple[bytes, bool]:
     """At most ``cap`` bytes inflated from ``raw``, and whether the compressed stream ended."""
-    if method == zipfile.ZIP_STORED:
+    import bz2
+    if method == ZIP_STORED:
         return raw[:cap], True
-    if method == zipfile.ZIP_DEFLATED:
+    if method == ZIP_DEFLATED:
         inflater = zlib.decompressobj(-15)
         parts = [inflater.decompress(raw, cap)]
         size = len(parts[0])
@@ -143,8 +149,8 @@ def _inflate(method: int, raw: bytes, cap: int) -> tuple[bytes, bool]:
             if not parts[-1] and inflater.unconsumed_tail == tail:
                 break
         return b"".join(parts), inflater.eof
-    if method == zipfile.ZIP_BZIP2:
-        stream: bz2.BZ2Decompressor | lzma.LZMADecompressor = bz2.BZ2Decompressor()
+    if method == ZIP_BZIP2:
+        stream: Any = bz2.BZ2Decompressor()
     else:
         stream, raw = _lzma(raw, cap)
     parts = [stream.decompress(raw, cap)]
@@ -158,6 +164,7 @@ def _inflate(method: int, raw: bytes, cap: int) -> tuple[bytes, bool]:
 def _lzma(raw: bytes, cap: int) -> tuple[lzma.LZMADecompressor, bytes]:
     """A raw LZMA1 decompressor for a ZIP member (a 4-byte header, then the properties), and the
     stream after them. The dictionary is no larger than the output it may produce."""
+    import lzma
     if len(raw) < 9:
         raise ValueError("LZMA header is truncated")
     size = int.from_bytes(raw[2:4], "little")
@@ -217,9 +224,10 @@ def icon_member(card: dict[str, Any], names: list[str]) -> str | None:
 def write_charx(card: dict[str, Any], original: bytes | None = None, icon: bytes | None = None) -> bytes:
     """A CHARX with ``card.json`` = ``card``; other members of ``original`` are copied as they
     were. A new archive gets ``icon`` (a PNG) as its main icon asset."""
+    import zipfile
     out = io.BytesIO()
     body = dump_json(card, indent=4).encode("utf-8")
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+    with zipfile.ZipFile(out, "w", ZIP_DEFLATED) as target:
         if original is not None:
             source = open_zip(original, None)
             for info in source.infolist():
