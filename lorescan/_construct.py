@@ -31,26 +31,35 @@ _EXACT = (str, int, bool, bytes, _NONE)
 _CONTAINERS = (list, dict)
 _PLAIN = (str, int, float, bool, _NONE)
 _PLANS: dict[type, _Plan | None] = {}
+_MADE: dict[type, int] = {}
+#: instances of one class made directly before its validator is built: pydantic's compiled
+#: validator is as fast for an entry and faster for a message, so a process that reads many
+#: builds it (a few milliseconds); a short command never does
+SWITCH_AFTER = 1000
 _setattr = object.__setattr__
 
 
 class _Plan:
     """What :func:`build` needs of one model class, read once from its fields."""
 
-    __slots__ = ("checks", "before", "allow_extra", "forbid_extra", "required", "defaults", "privates")
+    __slots__ = ("exact", "checks", "before", "allow_extra", "required", "base", "fill", "privates")
 
-    def __init__(self, cls: type[BaseModel], checks: dict[str, Field], before: Any) -> None:
+    def __init__(self, cls: type[BaseModel], exact: dict[str, frozenset[type]], checks: dict[str, Field],
+                 before: Any) -> None:
+        #: fields whose values pass as they are when of one of these exact types
+        self.exact = exact
+        #: the other fields: (check, whether validation copies its list or dict, a nested model)
         self.checks = checks
         self.before = before
-        extra = cls.model_config.get("extra") or "ignore"
-        self.allow_extra = extra == "allow"
-        self.forbid_extra = extra == "forbid"
-        self.required = frozenset(n for n, f in cls.model_fields.items() if f.is_required())
-        #: (name, default, factory, copy) in field order, for the fields not given
-        self.defaults = [(n, f.default, f.default_factory, type(f.default) not in _PLAIN)
-                         for n, f in cls.model_fields.items()]
-        self.privates = [(n, a.default, a.default_factory, type(a.default) not in _PLAIN)
-                         for n, a in cls.__private_attributes__.items()]
+        self.allow_extra = cls.model_config.get("extra") == "allow"
+        fields = cls.model_fields
+        self.required = frozenset(n for n, f in fields.items() if f.is_required())
+        #: every field in order with its default (given values replace them in place) ...
+        self.base = {n: f.default for n, f in fields.items()}
+        #: ... and the fields whose default is made per instance: a factory's value, or a copy
+        self.fill = [(n, f.default, f.default_factory) for n, f in fields.items()
+                     if f.default_factory is not None or not _immutable(f.default)]
+        self.privates = [(n, a.default, a.default_factory) for n, a in cls.__private_attributes__.items()]
 
 
 #: a field's (check, whether validation copies its list or dict, the model a dict may be read as)
@@ -58,17 +67,40 @@ Field = tuple[Check, bool, "type[BaseModel] | None"]
 
 
 def build(cls: type[M], data: dict[str, Any]) -> M:
-    """``cls.model_validate(data)`` for a dict, made directly when no value needs pydantic."""
+    """``cls.model_validate(data)`` for a dict, made directly when no value needs pydantic, until
+    the class's validator is built: by a caller, or here once :data:`SWITCH_AFTER` instances were
+    made directly (a long-running process, or a big file, then uses pydantic's compiled one)."""
+    if cls.__pydantic_complete__:
+        return cls.model_validate(data)
+    made = _MADE[cls] = _MADE.get(cls, 0) + 1
+    if made > SWITCH_AFTER:
+        try:
+            cls.model_rebuild()
+        except Exception:   # noqa: BLE001 (a class pydantic cannot build yet: the direct path stays)
+            _MADE[cls] = -(1 << 62)
+        else:
+            return cls.model_validate(data)
+    return build_directly(cls, data)
+
+
+def build_directly(cls: type[M], data: dict[str, Any]) -> M:
+    """:func:`build` without ever building the validator (the path the tests compare)."""
     plan = _PLANS[cls] if cls in _PLANS else _PLANS.setdefault(cls, _plan(cls))
     if plan is None or type(data) is not dict:
         return cls.model_validate(data)
     given = plan.before(data) if plan.before is not None else data
     if type(given) is not dict or not plan.required <= given.keys():
         return cls.model_validate(data)
-    checks = plan.checks
+    exact, checks = plan.exact, plan.checks
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for name, value in given.items():
+        kinds = exact.get(name)
+        if kinds is not None:
+            if type(value) not in kinds:
+                return cls.model_validate(data)
+            values[name] = value
+            continue
         field = checks.get(name)
         if field is None:
             if not plan.allow_extra:    # "forbid" raises, "ignore" drops: pydantic says which
@@ -81,7 +113,7 @@ def build(cls: type[M], data: dict[str, Any]) -> M:
                 value = type(value)(value)
         elif nested is not None and type(value) is dict:
             try:
-                value = build(nested, value)
+                value = build_directly(nested, value)
             except ValidationError:
                 return cls.model_validate(data)     # the error as pydantic words it here
         else:
@@ -92,28 +124,32 @@ def build(cls: type[M], data: dict[str, Any]) -> M:
 
 def _instance(cls: type[M], plan: _Plan, values: dict[str, Any], extra: dict[str, Any]) -> M:
     """The instance ``model_construct`` would make, without its per-field lookups."""
-    fields: dict[str, Any] = {}
-    for name, default, factory, copy in plan.defaults:
-        if name in values:
-            fields[name] = values[name]
-        else:
-            fields[name] = _default(default, factory, copy)
+    fields = plan.base.copy()
+    fields.update(values)
+    for name, default, factory in plan.fill:
+        if name not in values:
+            fields[name] = _default(default, factory)
     m = cls.__new__(cls)
     _setattr(m, "__dict__", fields)
     _setattr(m, "__pydantic_fields_set__", set(values).union(extra))
     _setattr(m, "__pydantic_extra__", extra if plan.allow_extra else None)
     private = None
     if plan.privates:
-        private = {name: _default(default, factory, copy) for name, default, factory, copy in plan.privates}
+        private = {name: _default(default, factory) for name, default, factory in plan.privates}
     _setattr(m, "__pydantic_private__", private)
     return m
 
 
-def _default(default: Any, factory: Any, copy: bool) -> Any:
-    """A field's default as pydantic gives it: the factory's value, or a copy of a mutable default."""
+def _default(default: Any, factory: Any) -> Any:
+    """A default as pydantic gives it: the factory's value, or a copy of a mutable default."""
     if factory is not None:
         return factory()
-    return deepcopy(default) if copy else default
+    return default if _immutable(default) else deepcopy(default)
+
+
+def _immutable(value: Any) -> bool:
+    """Whether a default is shared as it is (pydantic copies only what may change)."""
+    return type(value) in _PLAIN or (type(value) in (tuple, frozenset) and all(map(_immutable, value)))
 
 
 def make(cls: type[M], **values: Any) -> M:
@@ -135,17 +171,33 @@ def _plan(cls: type[BaseModel]) -> _Plan | None:
     config = cls.model_config
     if config.get("strict") or config.get("validate_default") or config.get("alias_generator"):
         return None
+    exact: dict[str, frozenset[type]] = {}
     checks: dict[str, Field] = {}
     for name, field in cls.model_fields.items():
         if field.alias or field.validation_alias or field.metadata or _takes_data(field):
             return None
+        kinds = exact_types(field.annotation)
+        if kinds is not None:
+            exact[name] = kinds
+            continue
         check = check_for(field.annotation)
         if check is None:
             return None
         checks[name] = (check, _contains_container(field.annotation), _nested_model(field.annotation))
     if any(_takes_data(a) for a in cls.__private_attributes__.values()):
         return None
-    return _Plan(cls, checks, validators[0].func if validators else None)
+    return _Plan(cls, exact, checks, validators[0].func if validators else None)
+
+
+def exact_types(annotation: Any) -> frozenset[type] | None:
+    """The types whose values a field of type ``annotation`` keeps as they are, when it is a plain
+    type or a union of them (``str``, ``int``, ``bool``, ``float``, ``bytes``, ``None``), else None."""
+    parts = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) \
+        else (annotation,)
+    kinds = [_NONE if p is None else p for p in parts]
+    if all(k in _EXACT or k is float for k in kinds):
+        return frozenset(kinds)
+    return None
 
 
 def _takes_data(field: Any) -> bool:
@@ -194,6 +246,9 @@ def check_for(annotation: Any) -> Check | None:
         return None
     checks = tuple(p for p in parts if p is not None)
     if origin is typing.Union or origin is types.UnionType:
+        kinds = exact_types(annotation)
+        if kinds is not None:
+            return _exactly_one_of(kinds)
         return _any_of(checks)
     if origin is list and len(checks) == 1:
         return _list_of(checks[0])
@@ -205,6 +260,14 @@ def check_for(annotation: Any) -> Check | None:
 def _exactly(kind: type) -> Check:
     def check(value: Any) -> bool:
         return type(value) is kind
+    check.kinds = frozenset((kind,))  # type: ignore[attr-defined]
+    return check
+
+
+def _exactly_one_of(kinds: frozenset[type]) -> Check:
+    def check(value: Any) -> bool:
+        return type(value) in kinds
+    check.kinds = kinds  # type: ignore[attr-defined]
     return check
 
 
@@ -221,12 +284,25 @@ def _one_of(literals: tuple[Any, ...]) -> Check:
 
 
 def _any_of(checks: tuple[Check, ...]) -> Check:
+    if len(checks) == 2:    # the usual ``X | None``
+        first, second = checks
+
+        def either(value: Any) -> bool:
+            return first(value) or second(value)
+        return either
+
     def check(value: Any) -> bool:
         return any(c(value) for c in checks)
     return check
 
 
 def _list_of(item: Check) -> Check:
+    kinds = getattr(item, "kinds", None)
+    if kinds is not None:   # items of exact types: one set of their types, made in C
+        def exact(value: Any) -> bool:
+            return type(value) is list and {*map(type, value)} <= kinds
+        return exact
+
     def check(value: Any) -> bool:
         return type(value) is list and all(map(item, value))
     return check

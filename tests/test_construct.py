@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from lorescan import _model
-from lorescan._construct import build, check_for, dump, make
+from lorescan._construct import build, build_directly, check_for, dump, make
 from lorescan._formats.cards import CardInfo
 from lorescan._formats.chats import Chat
 from lorescan._load import Loaded
@@ -132,7 +132,7 @@ def _outcome(fn: Any, *args: Any) -> Any:
 @given(data=st.data())
 def test_build_equals_validation(cls: type[BaseModel], data: st.DataObject) -> None:
     raw = data.draw(_data(cls))
-    got = _outcome(build, cls, raw)
+    got = _outcome(build_directly, cls, raw)
     want = _outcome(cls.model_validate, raw)
     if isinstance(want, tuple):
         assert got == want
@@ -202,3 +202,24 @@ def test_replay_builds_no_validator_and_skips_metadata() -> None:
     root = Path(__file__).resolve().parent.parent
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["0", "0", "0", "0"]     # nor the archive and temporary-file modules
+
+
+def test_a_class_made_often_switches_to_its_compiled_validator(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pydantic import ConfigDict
+
+    from lorescan import _construct
+
+    class Note(BaseModel):
+        model_config = ConfigDict(defer_build=True, extra="allow")
+        text: str = ""
+        n: int | None = None
+
+    monkeypatch.setattr(_construct, "SWITCH_AFTER", 3)
+    made = [build(Note, {"text": "a", "n": i, "x": [i]}) for i in range(3)]
+    assert not Note.__pydantic_complete__                  # three made directly
+    assert build(Note, {"text": "b", "n": 9}).n == 9         # the fourth builds the validator ...
+    assert Note.__pydantic_complete__
+    assert build(Note, {"text": "c"}).model_fields_set == {"text"}    # ... and uses it from then on
+    with pytest.raises(ValidationError):
+        build(Note, {"n": "nine"})
+    assert [m.n for m in made] == [0, 1, 2] and made[2].model_extra == {"x": [2]}
