@@ -277,6 +277,10 @@ def test_the_plugin_lookup_runs_only_when_a_distribution_names_the_group(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``declares_group`` reads the ``entry_points.txt`` files ``importlib.metadata`` would read:
     False skips the lookup (and the import of ``importlib.metadata``), None runs it."""
+    import importlib.machinery
+
+    backport = pytest.importorskip("importlib_metadata")    # its finder reads sys.path too
+    monkeypatch.setattr(sys, "meta_path", [importlib.machinery.PathFinder])
     site = tmp_path / "site"
     _dist(site, "plain-1.0", None)
     _dist(site, "tool-1.0", "[console_scripts]\ntool = tool:main\n")
@@ -302,3 +306,5 @@ def test_the_plugin_lookup_runs_only_when_a_distribution_names_the_group(
 
     monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder()])
     assert registry.declares_group(registry.ENTRY_POINT_GROUP) is None
+    monkeypatch.setattr(sys, "meta_path", [importlib.machinery.PathFinder, backport.MetadataPathFinder()])
+    assert registry.declares_group(registry.ENTRY_POINT_GROUP) is False

@@ -230,10 +230,7 @@ def declares_group(group: str) -> bool | None:
     ``entry_points.txt`` files ``importlib.metadata`` would read, without importing it (about
     20 ms of a short command). None when it cannot tell (a zip on ``sys.path``, a finder of
     distributions other than the standard one); then the full lookup runs."""
-    import importlib.machinery
-
-    if any(getattr(f, "find_distributions", None) is not None and f is not importlib.machinery.PathFinder
-           for f in sys.meta_path):
+    if not all(_reads_sys_path(f) for f in sys.meta_path if getattr(f, "find_distributions", None) is not None):
         return None
     header = f"[{group}]"
     for root in sys.path:
@@ -262,6 +259,16 @@ def declares_group(group: str) -> bool | None:
             except OSError:
                 continue
     return False
+
+
+def _reads_sys_path(finder: object) -> bool:
+    """Whether a finder of distributions finds them where :func:`declares_group` looks: the
+    standard one, or the ``importlib_metadata`` backport's (which some libraries install)."""
+    import importlib.machinery
+
+    kind = finder if isinstance(finder, type) else type(finder)
+    return finder is importlib.machinery.PathFinder or \
+        (kind.__module__, kind.__name__) == ("importlib_metadata", "MetadataPathFinder")
 
 
 @functools.cache
