@@ -14,27 +14,21 @@ from __future__ import annotations
 import weakref
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from . import _js
 from ._compile import CompiledEntry
 from ._engine import Lore
 from ._jsregex import parse_regex_key
-from ._keys import match_key_text
 from ._macros import MacroEnv, substitute
 from ._match import (
     SILLYTAVERN,
     UNICODE,
-    continues_word,
     edge_checks,
-    folded_spans,
-    key_form,
-    unicode_continues_word,
-    word_around,
     word_rule_words,
 )
 from ._model import GENERATION_TYPES, ActivationResult, Character, ChatMessage, Settings
+from ._occurrence import plain_occurrence, unicode_occurrence
 from ._scan import MAX_SCAN_DEPTH, ScanMessages
 
 NUMBERING = "messages are numbered from #1, the first message of the chat"
@@ -428,65 +422,17 @@ def _locate(key: Any, role: str, pieces: list[_Piece], pas: int | None, env: Mac
             out.append(KeyMatch(kind="blank", offset=0, word=None, **base))  # type: ignore[arg-type]
             continue
         if rule == UNICODE:
-            u = _unicode_occurrence(needle, p.text, cs, ww)
+            u = unicode_occurrence(needle, p.text, cs, ww)
             if u is not None:
                 out.append(KeyMatch(kind="plain", offset=u[0], word=u[1], inside_word=u[2], counts=u[3],
                                     length=u[4], **base))  # type: ignore[arg-type]
             continue
-        m = _plain_occurrence(needle, p.text, cs, ww)
+        m = plain_occurrence(needle, p.text, cs, ww)
         if m is not None:
             start, word, inside, counts = m
             out.append(KeyMatch(kind="plain", offset=start, word=word, inside_word=inside, counts=counts,
                                 **base))  # type: ignore[arg-type]
     return out
-
-
-@lru_cache(maxsize=1024)
-def _lowered(text: str) -> str:
-    """A scanned piece lowercased once (every key of every explained entry reads the same pieces)."""
-    return _js.lower(text)
-
-
-def _plain_occurrence(needle: str, text: str, cs: bool, ww: bool) -> tuple[int, str, bool, bool] | None:
-    """(offset, the word around it, inside a word, counted) of the best occurrence, or ``None``."""
-    hay, pat = (text, needle) if cs else (_lowered(text), _js.lower(needle))
-    counts_inside = not ww or len(_js.split_ws(pat)) > 1
-    best: tuple[int, str, bool, bool] | None = None
-    start = hay.find(pat)
-    while start != -1:
-        end = start + len(pat)
-        inside = continues_word(hay, start, end)
-        found = (start, word_around(text, start, end), inside, counts_inside or not inside)
-        if best is None or (not best[3] and found[3]) or (best[2] and not inside and found[3]):
-            best = found
-        if best[3] and not best[2]:
-            break
-        start = hay.find(pat, start + 1)
-    if best is not None and not best[3] and match_key_text(text, needle, cs, ww):
-        best = (best[0], best[1], best[2], True)   # SillyTavern's own rule has the last word
-    return best
-
-
-def _unicode_occurrence(needle: str, text: str, cs: bool,
-                        ww: bool) -> tuple[int, str, bool, bool, int] | None:
-    """:func:`_plain_occurrence` under the unicode word rule, with the match's length: looked for in
-    the comparison form (NFC, folded), with offsets and words mapped back to the text as written."""
-    hay, where = folded_spans(text, cs)
-    pat = key_form(needle, cs)
-    best: tuple[int, str, bool, bool, int] | None = None
-    start = hay.find(pat) if pat else -1
-    while start != -1:
-        end = start + len(pat)
-        inside = unicode_continues_word(hay, start, end, pat)
-        s = where[start]
-        e = max(where[end], s + 1)
-        found = (s, word_around(text, s, e), inside, not ww or not inside, e - s)
-        if best is None or (not best[3] and found[3]):
-            best = found
-        if best[3]:
-            break
-        start = hay.find(pat, start + 1)
-    return best
 
 
 # ------------------------------------------------------------------------------ verdict and steps
