@@ -29,9 +29,9 @@ from ._match import (
 )
 from ._model import GENERATION_TYPES, ActivationResult, Character, ChatMessage, Settings
 from ._occurrence import plain_occurrence, unicode_occurrence
+from ._replay import NUMBERING
 from ._scan import MAX_SCAN_DEPTH, ScanMessages
 
-NUMBERING = "messages are numbered from #1, the first message of the chat"
 LOGIC_NAMES = {0: "AND ANY", 1: "NOT ALL", 2: "NOT ANY", 3: "AND ALL"}
 FIELD_NAMES = {
     "persona_description": "the persona description", "character_description": "the character's description",

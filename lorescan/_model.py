@@ -7,7 +7,6 @@ so a lorebook read and written back is the same JSON.
 
 from __future__ import annotations
 
-import difflib
 import math
 from enum import IntEnum
 from operator import attrgetter
@@ -322,6 +321,8 @@ def known_names(cls: type[BaseModel], data: Any, what: str) -> Any:
 def unknown_names_error(title: str, data: dict[str, Any], unknown: list[str], known: list[str],
                         what: str) -> ValidationError:
     """A ValidationError with one line per unknown name: ``unknown setting 'x' (did you mean 'y'?)``."""
+    import difflib  # only for a misspelled name (not imported with every command)
+
     errors: list[Any] = []
     for name in unknown:
         close = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)

@@ -19,6 +19,9 @@ from ._request import RandomSource
 from ._results import result_json
 from ._scan import KnownChat, kept_indexes
 
+#: how messages are numbered everywhere (a replay's ``msg`` column, ``explain --at``)
+NUMBERING = "messages are numbered from #1, the first message of the chat"
+
 
 @dataclass
 class Generation:

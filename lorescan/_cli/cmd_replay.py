@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .._explain import NUMBERING
+from .._replay import NUMBERING
 from .common import add_book_args, open_inputs
 from .render import NBSP, Table, position_label, print_wrapped, progress_bar
 from .replay_batch import add_batch_args, run_batch

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-import traceback
 from typing import Any
 
 #: Exit code of an unexpected error (a bug in lorescan); bad input exits with 2.
@@ -78,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except Exception as exc:  # noqa: BLE001 (the one guard: every other exception is a bug)
         if args.debug:
+            import traceback
+
             traceback.print_exc()
         print(f"lorescan: error: {bug_report(exc, args)}", file=sys.stderr)
         return EXIT_BUG
