@@ -358,3 +358,20 @@ def test_phrase_keys_are_words_and_single_spaces(key: str) -> None:
     either end."""
     from lorescan._keys import _PHRASE
     assert bool(_PHRASE(key)) == (key.replace(" ", "").isalnum() and key[0] != " " and key[-1] != " ")
+
+
+def test_the_hits_memo_forgets_its_older_half(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``HITS_MEMO_SIZE`` pieces, a bound index forgets the older half of what it remembers
+    (the pieces of the chats in progress stay), and a forgotten piece is scanned again alike."""
+    from lorescan import _index
+
+    monkeypatch.setattr(_index, "HITS_MEMO_SIZE", 4)
+    lore = lorescan.compile([Lorebook.from_entries("b", [{"uid": 0, "key": ["lamp"]}, {"uid": 1, "key": ["harbor"]}])],
+                            tokenizer="words")
+    index = lore._index(MacroEnv(), Settings())
+    pieces = [f"the lamp {i}" if i % 2 else f"the harbor {i}" for i in range(6)]
+    first = [index.hits(p) for p in pieces]
+    assert list(index.hits_memo) == pieces[2:]         # at four, the two oldest went; then two more came
+    assert index.hits(pieces[0]) == first[0] and index.hits(pieces[1]) == first[1]
+    assert list(index.hits_memo) == [*pieces[4:], pieces[0], pieces[1]]
+    assert first[0] != first[1] and first[0] == first[2] and len(first[0]) == 1
