@@ -118,8 +118,10 @@ class ScanBuffer:
         if lines is not None and not index.newline_needles:
             # no needle holds "\n", and "\n" is a word boundary: the text's hits are its lines' hits
             hits, memo = index.hits, index.hits_memo.get
-            parts = [(line, memo(line) or hits(line)) for line in lines]
-            found: set[int] | frozenset[int] = set().union(*(h for _, h in parts))
+            # remembered hits as they are (an empty set too: most contents hold no needle)
+            got = [h if (h := memo(line)) is not None else hits(line) for line in lines]
+            parts = list(zip(lines, got))
+            found: set[int] | frozenset[int] = set().union(*got)
         else:
             found = index.hits(text)
         self.recursion_hits |= found
