@@ -13,6 +13,7 @@ one pydantic gives; ``tests/test_construct.py`` checks the two against each othe
 
 from __future__ import annotations
 
+import threading
 import types
 import typing
 from collections.abc import Callable
@@ -32,6 +33,7 @@ _CONTAINERS = (list, dict)
 _PLAIN = (str, int, float, bool, _NONE)
 _PLANS: dict[type, _Plan | None] = {}
 _MADE: dict[type, int] = {}
+_SWITCHING = threading.Lock()
 #: instances of one class made directly before its validator is built: pydantic's compiled
 #: validator is as fast for an entry and faster for a message, so a process that reads many
 #: builds it (a few milliseconds); a short command never does
@@ -74,12 +76,14 @@ def build(cls: type[M], data: dict[str, Any]) -> M:
         return cls.model_validate(data)
     made = _MADE[cls] = _MADE.get(cls, 0) + 1
     if made > SWITCH_AFTER:
-        try:
-            cls.model_rebuild()
-        except Exception:   # noqa: BLE001 (a class pydantic cannot build yet: the direct path stays)
-            _MADE[cls] = -(1 << 62)
-        else:
-            return cls.model_validate(data)
+        with _SWITCHING:    # one thread builds it; the others then find the class complete
+            try:
+                if not cls.__pydantic_complete__:
+                    cls.model_rebuild()
+            except Exception:   # noqa: BLE001 (a class pydantic cannot build yet: the direct path stays)
+                _MADE[cls] = -(1 << 62)
+            else:
+                return cls.model_validate(data)
     return build_directly(cls, data)
 
 
