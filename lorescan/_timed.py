@@ -12,8 +12,7 @@ from collections.abc import Sequence
 
 from . import _js
 from ._compile import CompiledEntry
-from ._construct import make
-from ._model import TimedEffect, TimedState
+from ._model import TimedEffect, TimedState, construct
 from ._plan import Plan
 
 
@@ -21,11 +20,12 @@ class TimedEffects:
     """The effects in force for one evaluation, and the state it leaves behind."""
 
     def __init__(self, state: TimedState | None, plan: Plan, chat_length: int) -> None:
-        src = state or make(TimedState)
-        self.state = make(TimedState,
-            sticky={k: v.model_copy() for k, v in src.sticky.items()},
-            cooldown={k: v.model_copy() for k, v in src.cooldown.items()},
-        )
+        # made as TimedState(sticky=..., cooldown=...) makes it, without its per-call validation
+        # (every value is the engine's own: this runs once per evaluation)
+        self.state = construct(TimedState, {
+            "sticky": {k: v.model_copy() for k, v in state.sticky.items()} if state is not None else {},
+            "cooldown": {k: v.model_copy() for k, v in state.cooldown.items()} if state is not None else {},
+        })
         self.plan = plan
         self.entries = plan.entries
         self.chat_length = chat_length
@@ -87,7 +87,8 @@ class TimedEffects:
         span = _js.to_number(getattr(ce, kind))
         end = self.chat_length + span
         end_value = int(end) if math.isfinite(end) and end == int(end) else end
-        return make(TimedEffect, start=self.chat_length, end=end_value, protected=protected, hash=ce.st_hash)
+        return construct(TimedEffect, {"start": self.chat_length, "end": end_value, "protected": protected,
+                                       "hash": ce.st_hash})
 
     def record(self, activated: Sequence[CompiledEntry]) -> None:
         """``setTimedEffects``: start sticky/cooldown for activated entries that have none yet."""

@@ -182,6 +182,25 @@ def test_emitted_results_equal_pydantic_construction() -> None:
         DepthGroup.model_construct(depth=1, role=0, entries=[])
 
 
+def test_timed_state_made_by_the_engine_equals_pydantic_construction() -> None:
+    """The evaluation's timed state and its records are made without validation, as
+    ``TimedState(sticky=..., cooldown=...)`` and ``TimedEffect(...)`` make them."""
+    from lorescan._model import TimedEffect, TimedState
+
+    entries = [{"uid": 0, "key": ["a"], "content": "d", "sticky": 2, "cooldown": 3}]
+    result = lorescan.compile([Lorebook.from_entries("b", entries)]).activate([ChatMessage(name="U", mes="a")])
+    state = result.timed
+    assert type(state) is TimedState
+    assert state == TimedState(sticky=dict(state.sticky), cooldown=dict(state.cooldown))
+    assert state.model_fields_set == {"sticky", "cooldown"}
+    (sticky,), (cooldown,) = state.sticky.values(), state.cooldown.values()
+    for record, end in ((sticky, 3), (cooldown, 4)):
+        want = TimedEffect(start=1, end=end, protected=False, hash=record.hash)
+        assert record == want and record.model_fields_set == want.model_fields_set
+        assert type(record.start) is int and type(record.end) is int and type(record.hash) is int
+    assert list(state.sticky) == ["b.0"]
+
+
 def test_a_dropped_book_is_freed_without_the_garbage_collector() -> None:
     """No reference cycles inside a compiled book: a 100k-entry book dropped by a frontend is freed
     at once by reference counting, not on Python's next full collection."""
