@@ -5,9 +5,10 @@ process (most of the tokenizer's load time). The decoded table, with the encodin
 and special tokens, is written once under the user's cache directory as a ``marshal`` file named
 by a hash of the encoding file and of the module that declares the encoding, so a changed file or
 package is a new cache entry (that hash is itself remembered in a small file named by the two
-files' paths, sizes and modification times, so a cache hit does not read the 1.7 MB file). The write is atomic (a temporary file renamed into place); an
-unwritable directory, or an unreadable or foreign cache file, only means the normal load. This is
-the one file lorescan writes outside the edges: a copy of a dependency's data, never of a user's.
+files' paths, sizes and modification times, so a cache hit does not read the 1.7 MB file). The
+write is atomic (a temporary file renamed into place); an unwritable directory, or an unreadable
+or foreign cache file, only means the normal load. These are the only files lorescan writes
+outside the edges: a copy of a dependency's data, never of a user's.
 
 The table is kept as one string of every token's bytes with two arrays (where each token starts,
 and the ranks in the tokens' byte order): reading it is three copies, and :class:`RankTable` looks
