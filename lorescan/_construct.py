@@ -235,8 +235,8 @@ def check_for(annotation: Any) -> Check | None:
     checked here (plain types, unions, literals, lists, string-keyed dicts and models)."""
     if annotation is Any:
         return _anything
-    if annotation is None or annotation is _NONE:
-        return _is_none
+    if annotation is None:
+        annotation = _NONE
     if annotation in _EXACT or annotation is float:
         return _exactly(annotation)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
@@ -320,10 +320,6 @@ def _dict_of(item: Check) -> Check:
 
 def _anything(value: Any) -> bool:
     return True
-
-
-def _is_none(value: Any) -> bool:
-    return value is None
 
 
 class _Unplain(Exception):
