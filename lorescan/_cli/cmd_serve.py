@@ -6,6 +6,8 @@ import argparse
 import os
 import sqlite3
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from .._errors import LorescanError
@@ -60,6 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"threads that run the long activations: traced ones, and those on books whose "
                         f"evaluations take over 20 ms (default {DEFAULT_WORKERS}); short ones run on the "
                         "event loop, and activations of one book run one at a time")
+    p.add_argument("--processes", type=_processes, default=1, metavar="N",
+                   help="service processes sharing the port and the store, each on a core of its own "
+                        "(default 1; 'auto': one per core); each compiles and caches books for itself")
     p.add_argument("--cors", metavar="ORIGIN", action="append", default=[],
                    help="let pages from ORIGIN (e.g. http://localhost:8000, or '*') call the service from a "
                         "browser; repeatable (default: none)")
@@ -90,6 +95,14 @@ def _count(value: str) -> int:
     if not value.isdigit() or int(value) < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number above 0: {value!r}")
     return int(value)
+
+
+def _processes(value: str) -> int:
+    if value == "auto":
+        from .._service.supervisor import cpu_count
+
+        return cpu_count()
+    return _count(value)
 
 
 def _positive(value: str) -> float:
@@ -151,25 +164,46 @@ def run(args: argparse.Namespace) -> int:
     missing = missing_modules()
     if missing:
         raise LorescanError(f"lorescan serve needs {', '.join(missing)}: pip install 'lorescan[serve]'")
-    import uvicorn
-
-    from .._service.app import create_app
     from .._service.config import ServiceConfig, default_data_dir
     from .._service.proxy import shown_url
 
     data = args.data if args.data is not None else default_data_dir()
     token = args.token if args.token is not None else os.environ.get("LORESCAN_TOKEN") or None
+    config = ServiceConfig(data_dir=data, token=token, max_body_mb=args.max_body_mb, cache_mb=args.cache_mb,
+                           workers=args.workers, cors_origins=tuple(args.cors), owns_process=True,
+                           upstream=upstream, upstream_key=key, upstream_timeout=args.upstream_timeout,
+                           word_boundaries=args.word_boundaries, card_book_settings=args.card_book_settings)
+    proxy = f", proxy to {shown_url(upstream)}" if upstream else ""
+    shown = f"lorescan serve: http://{args.host}:{{port}} (data {data}{', token required' if token else ''}{proxy}" \
+            f"{'' if args.processes == 1 else f', {args.processes} processes'})"
+    if args.processes == 1:
+        import uvicorn
+
+        from .._service.app import create_app
+
+        with _store_errors(data):
+            app = create_app(config)
+        print(shown.format(port=args.port), file=sys.stderr, flush=True)
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, timeout_graceful_shutdown=30)
+        return 0
+    from .._service.store import Store
+    from .._service.supervisor import bind, serve_processes
+
+    with _store_errors(data):
+        Store(config.store_path).close()      # made (or brought up to date) once, before the processes open it
     try:
-        config = ServiceConfig(data_dir=data, token=token, max_body_mb=args.max_body_mb, cache_mb=args.cache_mb,
-                               workers=args.workers, cors_origins=tuple(args.cors), owns_process=True,
-                               upstream=upstream, upstream_key=key, upstream_timeout=args.upstream_timeout,
-                               word_boundaries=args.word_boundaries, card_book_settings=args.card_book_settings)
-        app = create_app(config)
+        sock = bind(args.host, args.port)
+    except OSError as exc:
+        raise LorescanError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    with sock:
+        print(shown.format(port=sock.getsockname()[1]), file=sys.stderr, flush=True)
+        return serve_processes(config, sock, args.processes, args.log_level)
+
+
+@contextmanager
+def _store_errors(data: Path) -> Iterator[None]:
+    try:
+        yield
     except (OSError, sqlite3.Error) as exc:
         raise LorescanError(f"cannot open the store: {getattr(exc, 'strerror', None) or exc}",
                             file=str(data)) from None
-    proxy = f", proxy to {shown_url(upstream)}" if upstream else ""
-    print(f"lorescan serve: http://{args.host}:{args.port} (data {data}{', token required' if token else ''}"
-          f"{proxy})", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, timeout_graceful_shutdown=30)
-    return 0

@@ -31,7 +31,7 @@ from .._evidence import budget_use, closest_miss, message_spans
 from .._explain import entries_by_key, explain_many
 from .._formats.chats import role_message
 from .._mode import Mode
-from .._model import ActivationResult, ChatMessage, Lorebook, Settings, validation_error
+from .._model import ActivationResult, ChatMessage, Lorebook, Settings, TimedState, validation_error
 from .._request import ActivationRequest
 from .._results import result_json
 from .._scenario import evaluate_scenario, scenario_books, scenario_errors
@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 #: skip reasons that only say an entry's keys did not match (not explained one by one in a trace)
 _UNMATCHED = ("no primary key matched", "no keys")
 INLINE_FIELDS = ("entries", "character_entries", "chat_entries", "books")
+#: how many times a session's generation is computed again when other processes keep writing it
+SESSION_TRIES = 8
 
 
 @dataclass(frozen=True)
@@ -211,23 +213,34 @@ def activate_job(compiled: Compiled, sc: dict[str, Any], mode: Mode, *, store: S
                  seed: int | None, trace: bool, metrics: Metrics,
                  trace_focus: list[str] | None = None) -> dict[str, Any]:
     """Run the body's evaluations on compiled books (the caller holds their lock); with a session,
-    read its timed state first and store the state after the last evaluation that was not a dry run."""
-    timed = store.timed(session) if session is not None else None
+    read its timed state first and store the state after the last evaluation that was not a dry
+    run. When another process wrote the session meanwhile (``lorescan serve --processes``), the
+    evaluations run again from its state, as if this request had come after it."""
+    for _ in range(SESSION_TRIES):
+        timed, rev = store.read_timed(session) if session is not None else (None, None)
+        pairs = _evaluate(compiled, sc, timed, seed, trace, trace_focus)
+        written = [result.timed for request, result in pairs if not request.dry_run] if session is not None else []
+        if not written or store.save_session(session, written[-1], len(written), rev=rev):  # type: ignore[arg-type]
+            break
+    else:
+        raise ServiceError(409, "conflict", f"the session {session!r} was written by other requests {SESSION_TRIES} "
+                                            "times while this one ran; send it again", "session")
+    shaped = [_shape(compiled, request, result, mode, trace) for request, result in pairs]
+    metrics.activations.inc(len(pairs))
+    metrics.entries_activated.inc(sum(len(result.activated) for _, result in pairs))
+    metrics.overflows.inc(sum(1 for _, result in pairs if result.overflowed))
+    return {"turns": shaped} if sc.get("turns") else shaped[0]
+
+
+def _evaluate(compiled: Compiled, sc: dict[str, Any], timed: TimedState | None, seed: int | None, trace: bool,
+              trace_focus: list[str] | None) -> list[tuple[ActivationRequest, ActivationResult]]:
     rng = random.Random(seed) if seed is not None else None
     with scenario_errors():
         started = time.perf_counter()
         pairs = evaluate_scenario(compiled.lore, sc, timed=timed, rng=rng, trace=trace, trace_focus=trace_focus)
         if not trace:
             compiled.note((time.perf_counter() - started) / len(pairs))
-        shaped = [_shape(compiled, request, result, mode, trace) for request, result in pairs]
-    metrics.activations.inc(len(pairs))
-    metrics.entries_activated.inc(sum(len(result.activated) for _, result in pairs))
-    metrics.overflows.inc(sum(1 for _, result in pairs if result.overflowed))
-    if session is not None:
-        written = [result.timed for request, result in pairs if not request.dry_run]
-        if written:
-            store.save_session(session, written[-1], len(written))
-    return {"turns": shaped} if sc.get("turns") else shaped[0]
+    return pairs
 
 
 def _shape(compiled: Compiled, request: ActivationRequest, result: ActivationResult, mode: Mode,

@@ -11,6 +11,7 @@ them longer than an activation takes. An activation holds its compiled books' lo
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
@@ -164,9 +165,11 @@ async def delete_session(session_id: SessionId, request: Request) -> Response:
 
 @router.get("/healthz")
 async def healthz(request: Request) -> dict[str, Any]:
-    """Liveness: no token needed."""
+    """Liveness: no token needed. ``process``: the id of the process that answered (one of several
+    under ``--processes``); ``compiled``: the book sets that process holds compiled."""
     svc = _service(request)
-    return {"status": "ok", "version": __version__, "books": len(svc.store.books), "compiled": len(svc.cache)}
+    return {"status": "ok", "version": __version__, "books": len(svc.store.books), "compiled": len(svc.cache),
+            "process": os.getpid()}
 
 
 @router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE: {}}}})

@@ -4,14 +4,21 @@ Requests and latency per route (the route's template, such as ``/v1/books/{name}
 set stays small; a path that matches no route counts as ``unmatched``); activations, entries
 activated and budget overflows; compile time; compiled-book cache hits, misses, evictions and
 size; sessions stored (counted in the store when scraped).
+
+Under ``lorescan serve --processes N`` (``PROMETHEUS_MULTIPROC_DIR`` set by the supervisor) each
+process writes its values to files there, and a scrape sums them over the processes: counters and
+histograms add up, the cache gauges are summed over the processes alive.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 
 from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 COMPILE_BUCKETS = (0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -23,6 +30,8 @@ class Metrics:
     """Every metric the service exports."""
 
     def __init__(self, sessions: Callable[[], float]) -> None:
+        #: several service processes share the figures (see the module docstring)
+        self.shared = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
         self.registry = registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter("lorescan_requests", "HTTP requests, by route, method and status",
                                 ("route", "method", "status"), registry=registry)
@@ -42,11 +51,33 @@ class Metrics:
         self.cache_evictions = Counter("lorescan_cache_evictions", "Compiled books evicted to stay within "
                                        "--cache-mb", registry=registry)
         self.cache_bytes = Gauge("lorescan_cache_bytes", "Estimated size of the compiled books held",
-                                 registry=registry)
-        self.cache_books = Gauge("lorescan_cache_entries", "Compiled book sets held", registry=registry)
-        self.sessions = Gauge("lorescan_sessions", "Sessions stored", registry=registry)
-        self.sessions.set_function(sessions)
+                                 registry=registry, multiprocess_mode="livesum")
+        self.cache_books = Gauge("lorescan_cache_entries", "Compiled book sets held", registry=registry,
+                                 multiprocess_mode="livesum")
+        self._sessions = _Sessions(sessions)
+        if not self.shared:
+            registry.register(self._sessions)
 
     def render(self) -> bytes:
         """The exposition text for ``GET /metrics``."""
-        return generate_latest(self.registry)
+        if not self.shared:
+            return generate_latest(self.registry)
+        from prometheus_client import multiprocess
+
+        summed = CollectorRegistry()
+        multiprocess.MultiProcessCollector(summed)
+        summed.register(self._sessions)
+        return generate_latest(summed)
+
+
+class _Sessions(Collector):
+    """``lorescan_sessions``: counted in the store when scraped."""
+
+    def __init__(self, count: Callable[[], float]) -> None:
+        self.count = count
+
+    def describe(self) -> Iterator[GaugeMetricFamily]:
+        yield GaugeMetricFamily("lorescan_sessions", "Sessions stored")
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        yield GaugeMetricFamily("lorescan_sessions", "Sessions stored", value=self.count())

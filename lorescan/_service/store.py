@@ -6,15 +6,26 @@ timed-effect state (sticky and cooldown records, with the hashes that tie them t
 as JSON. Nothing in a request becomes a file path: names are keys in the database.
 
 One connection serves every thread, behind a lock; each write is its own transaction, so what a
-reply reports is stored. :meth:`Store.close` checkpoints the log into the database file. The
-timed state of the sessions used last is also kept in memory (:meth:`Store.timed`), so a
-generation reads its session's state without a query and a parse; the database stays the truth
-(written on every generation, read after a restart).
+reply reports is stored. :meth:`Store.close` checkpoints the log into the database file.
+
+Several processes may share one store (``lorescan serve --processes N``), so nothing kept in
+memory is trusted without the database's word on it:
+
+- The list of books is read again when the ``books`` counter in ``meta`` moved (every put and
+  delete moves it, in the same transaction).
+- Each session row has a revision (``rev``), new at every write. The timed state of the sessions
+  used last is kept in memory with its revision (:meth:`Store.read_timed`), and used only while the
+  row still has that revision: a generation then costs one small query, not a parse.
+- A generation's state is written only if the row still has the revision it was computed from
+  (:meth:`Store.save_session` with ``rev``); otherwise another process wrote that chat meanwhile, and
+  the caller computes the generation again from the newer state. So two processes never lose each
+  other's writes, and a chat's generations stay in one order.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -43,9 +54,17 @@ CREATE TABLE IF NOT EXISTS sessions (
     id TEXT PRIMARY KEY,
     state TEXT NOT NULL,
     generations INTEGER NOT NULL,
-    updated REAL NOT NULL
+    updated REAL NOT NULL,
+    rev TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
 );
 """
+
+#: ``save_session``'s ``rev`` when the write needs no check
+ANY_REV = object()
 
 
 @dataclass(frozen=True)
@@ -85,27 +104,59 @@ class Store:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
-        rows = self._db.execute("SELECT name, hash, format, scope, entries, size, updated FROM books").fetchall()
-        #: every stored book by name (kept in memory: a request names books on every activation)
-        self.books: dict[str, BookRecord] = {r[0]: BookRecord(*r) for r in rows}
-        self._timed: OrderedDict[str, TimedState] = OrderedDict()
+        self._migrate()
+        self._books: dict[str, BookRecord] = {}
+        self._books_version: int | None = None
+        self._timed: OrderedDict[str, tuple[TimedState, str]] = OrderedDict()
         self._closed = False
 
+    def _migrate(self) -> None:
+        """A store written before sessions had revisions gets the column (rows keep their data)."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(sessions)")}
+        if "rev" not in columns:
+            try:
+                self._db.execute("ALTER TABLE sessions ADD COLUMN rev TEXT NOT NULL DEFAULT ''")
+            except sqlite3.OperationalError:    # another process added it first
+                columns = {row[1] for row in self._db.execute("PRAGMA table_info(sessions)")}
+                if "rev" not in columns:
+                    raise
+
     # -- books -------------------------------------------------------------------------------
+    @property
+    def books(self) -> dict[str, BookRecord]:
+        """Every stored book by name (read again only when some process changed the list)."""
+        with self._lock:
+            version = self._version()
+            if version != self._books_version:
+                rows = self._db.execute("SELECT name, hash, format, scope, entries, size, updated FROM books")
+                self._books = {r[0]: BookRecord(*r) for r in rows.fetchall()}
+                self._books_version = version
+            return self._books
+
+    def _version(self) -> int:
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'books'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _books_changed(self) -> None:
+        """Move the books counter (inside the caller's transaction) and forget the list read."""
+        self._db.execute("INSERT INTO meta (key, value) VALUES ('books', 1) "
+                         "ON CONFLICT(key) DO UPDATE SET value = value + 1")
+        self._books_version = None
+
     def put_book(self, record: BookRecord, data: bytes) -> bool:
         """Store a book (replacing one of the same name); ``True`` when the name is new."""
-        with self._lock:
+        with self._lock, self._transaction():
+            new = self._db.execute("SELECT 1 FROM books WHERE name = ?", (record.name,)).fetchone() is None
             self._db.execute(
                 "INSERT OR REPLACE INTO books (name, hash, format, scope, entries, size, updated, data) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (record.name, record.hash, record.format, record.scope, record.entries, record.size,
                  record.updated, data))
-            new = record.name not in self.books
-            self.books[record.name] = record
+            self._books_changed()
         return new
 
     def book_data(self, name: str) -> bytes | None:
@@ -115,10 +166,14 @@ class Store:
         return bytes(row[0]) if row else None
 
     def delete_book(self, name: str) -> bool:
-        with self._lock:
+        with self._lock, self._transaction():
             deleted = self._db.execute("DELETE FROM books WHERE name = ?", (name,)).rowcount > 0
-            self.books.pop(name, None)
+            if deleted:
+                self._books_changed()
         return deleted
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
 
     # -- sessions ----------------------------------------------------------------------------
     def session(self, session_id: str) -> SessionRecord | None:
@@ -130,36 +185,64 @@ class Store:
         return SessionRecord(session_id, TimedState.model_validate(json.loads(row[0])), row[1], row[2])
 
     def timed(self, session_id: str) -> TimedState | None:
-        """A session's timed state (``None`` for a new session), from memory when it was used lately.
-        The state is shared: read it, never change it (the engine copies the state it is given)."""
-        with self._lock:
-            state = self._timed.get(session_id)
-            if state is not None:
-                self._timed.move_to_end(session_id)
-                return state
-        record = self.session(session_id)
-        if record is None:
-            return None
-        with self._lock:
-            self._remember(session_id, record.timed)
-        return record.timed
+        """A session's timed state (``None`` for a new session); see :meth:`read_timed`."""
+        return self.read_timed(session_id)[0]
 
-    def _remember(self, session_id: str, state: TimedState) -> None:
-        self._timed[session_id] = state
+    def read_timed(self, session_id: str) -> tuple[TimedState | None, str | None]:
+        """A session's timed state and its revision (``None, None`` for a new session). The state
+        kept in memory is used while the stored row still has its revision, so a generation reads
+        it without a parse. The state is shared: read it, never change it (the engine copies the
+        state it is given)."""
+        with self._lock:
+            kept = self._timed.get(session_id)
+            row = self._db.execute("SELECT rev, CASE WHEN rev = ? THEN NULL ELSE state END FROM sessions "
+                                   "WHERE id = ?", (kept[1] if kept else None, session_id)).fetchone()
+            if row is None:
+                if kept is not None:
+                    del self._timed[session_id]
+                return None, None
+            rev, text = row
+            if text is None and kept is not None:
+                self._timed.move_to_end(session_id)
+                return kept
+        state = TimedState.model_validate(json.loads(text))
+        with self._lock:
+            self._remember(session_id, state, rev)
+        return state, rev
+
+    def _remember(self, session_id: str, state: TimedState, rev: str) -> None:
+        self._timed[session_id] = (state, rev)
         self._timed.move_to_end(session_id)
         if len(self._timed) > TIMED_KEPT:
             self._timed.popitem(last=False)
 
-    def save_session(self, session_id: str, timed: TimedState, generations: int) -> None:
-        """Record a chat's timed state after ``generations`` more generations."""
+    def save_session(self, session_id: str, timed: TimedState, generations: int, rev: object = ANY_REV) -> bool:
+        """Record a chat's timed state after ``generations`` more generations. Given ``rev`` (from
+        :meth:`read_timed`; ``None``: no session yet), only if the stored session still has that
+        revision: ``False`` when another process wrote it meanwhile (nothing is written then)."""
         state = json.dumps(timed.to_json(with_hash=True), ensure_ascii=False)
+        new_rev = os.urandom(8).hex()
+        now = time.time()
         with self._lock:
-            self._db.execute(
-                "INSERT INTO sessions (id, state, generations, updated) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT(id) DO UPDATE SET state = excluded.state, "
-                "generations = sessions.generations + excluded.generations, updated = excluded.updated",
-                (session_id, state, generations, time.time()))
-            self._remember(session_id, timed)
+            if rev is ANY_REV:
+                cursor = self._db.execute(
+                    "INSERT INTO sessions (id, state, generations, updated, rev) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT(id) DO UPDATE SET state = excluded.state, generations = "
+                    "sessions.generations + excluded.generations, updated = excluded.updated, rev = excluded.rev",
+                    (session_id, state, generations, now, new_rev))
+            elif rev is None:
+                cursor = self._db.execute(
+                    "INSERT INTO sessions (id, state, generations, updated, rev) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT(id) DO NOTHING", (session_id, state, generations, now, new_rev))
+            else:
+                cursor = self._db.execute(
+                    "UPDATE sessions SET state = ?, generations = generations + ?, updated = ?, rev = ? "
+                    "WHERE id = ? AND rev = ?", (state, generations, now, new_rev, session_id, rev))
+            if cursor.rowcount != 1:
+                self._timed.pop(session_id, None)
+                return False
+            self._remember(session_id, timed, new_rev)
+        return True
 
     def delete_session(self, session_id: str) -> bool:
         with self._lock:
@@ -181,3 +264,16 @@ class Store:
             self._closed = True
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._db.close()
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on an exception) on an autocommit connection."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        self.db.execute("ROLLBACK" if kind is not None else "COMMIT")

@@ -1,0 +1,150 @@
+"""``lorescan serve --processes N``: N service processes on one listening socket and one store.
+
+One service process runs Python on one core at a time. With ``--processes N`` this process binds
+the address, starts N service processes that accept connections from the same socket (the kernel
+hands each new connection to one of them), and supervises them:
+
+- Each process compiles the books it is asked about and keeps its own compiled-book cache
+  (``--cache-mb`` is per process); all of them share the store, which keeps their books and
+  sessions consistent (see :mod:`lorescan._service.store`).
+- Metrics are summed over the processes (Prometheus's multiprocess mode, in a temporary
+  directory), so ``/metrics`` says the same whichever process answers it.
+- A process that dies is started again (and its requests in flight fail); one that dies at once,
+  twice in a row, stops the service with an error.
+- ``SIGTERM`` or ``SIGINT`` reach every process, which finish their requests in flight and flush
+  the store; then this one exits.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+from multiprocessing.connection import wait
+from multiprocessing.process import BaseProcess
+from types import FrameType
+
+from .config import ServiceConfig
+
+log = logging.getLogger("lorescan.serve")
+
+#: a process that exits sooner than this after it started counts as failing to start
+QUICK_DEATH = 5.0
+#: seconds a stopping process gets to finish its requests in flight before it is killed
+GRACE = 30
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host:port`` (IPv6 when the host is), for the service processes to
+    accept on. Raises ``OSError`` (address in use, unknown host)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        if sys.platform != "win32":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.set_inheritable(True)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def serve_processes(config: ServiceConfig, sock: socket.socket, processes: int, log_level: str) -> int:
+    """Run ``processes`` service processes on ``sock`` until a signal stops them; the exit status."""
+    metrics_dir = tempfile.mkdtemp(prefix="lorescan-metrics-")
+    os.environ[MULTIPROC_ENV] = metrics_dir         # read by each process as it imports its metrics
+    context = multiprocessing.get_context("spawn")
+    stopping: list[int] = []
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stopping.append(signum)
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    children: dict[int, tuple[BaseProcess, float]] = {}
+
+    def start(slot: int) -> None:
+        child = context.Process(target=run_child, args=(config, sock, log_level), name=f"lorescan-serve-{slot}",
+                                daemon=False)
+        child.start()
+        children[slot] = (child, time.monotonic())
+
+    status = 0
+    try:
+        for slot in range(processes):
+            start(slot)
+        quick: dict[int, int] = {}
+        while not stopping:
+            wait([child.sentinel for child, _ in children.values()], timeout=0.5)
+            for slot, (child, started) in list(children.items()):
+                if child.is_alive() or stopping:
+                    continue
+                _forget_metrics(child.pid)
+                quick[slot] = quick.get(slot, 0) + 1 if time.monotonic() - started < QUICK_DEATH else 0
+                if quick[slot] >= 2:
+                    print(f"lorescan serve: a service process exited with {child.exitcode} as it started, twice; "
+                          "stopping", file=sys.stderr, flush=True)
+                    status = 1
+                    stopping.append(signal.SIGTERM)
+                    break
+                print(f"lorescan serve: service process {child.pid} exited with {child.exitcode}; starting "
+                      "another", file=sys.stderr, flush=True)
+                start(slot)
+    finally:
+        _stop(list(children.values()))
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        shutil.rmtree(metrics_dir, ignore_errors=True)
+        os.environ.pop(MULTIPROC_ENV, None)
+    return status
+
+
+def _stop(children: list[tuple[BaseProcess, float]]) -> None:
+    """SIGTERM to every process still running, then wait for them (killed after the grace time)."""
+    for child, _ in children:
+        if child.is_alive():
+            child.terminate()
+    deadline = time.monotonic() + GRACE + 5
+    for child, _ in children:
+        child.join(max(0.0, deadline - time.monotonic()))
+        if child.is_alive():
+            child.kill()
+            child.join()
+
+
+def _forget_metrics(pid: int | None) -> None:
+    """Drop a dead process's gauges from the summed metrics (its counters stay counted)."""
+    if pid is None:
+        return
+    try:
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(pid)
+    except (ImportError, OSError):
+        pass
+
+
+def run_child(config: ServiceConfig, sock: socket.socket, log_level: str) -> None:
+    """One service process: the app on the shared socket, until SIGTERM or SIGINT."""
+    import uvicorn
+
+    from .app import create_app
+
+    server = uvicorn.Server(uvicorn.Config(create_app(config), log_level=log_level, timeout_graceful_shutdown=GRACE))
+    server.run(sockets=[sock])
+
+
+def cpu_count() -> int:
+    """The cores this process may run on (``--processes auto``)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
