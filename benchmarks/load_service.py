@@ -1,6 +1,7 @@
 """Open-loop load benchmark of ``lorescan serve``.
 
-One server process (started here, on a free loopback port, with a fresh data directory) stores a
+One server (started here, on a free loopback port, with a fresh data directory; ``--processes N``
+runs it with that many service processes, and its CPU time and RSS are then summed over them) stores a
 generated book (``generate.py``: 20,000 entries by default) and compiles it for the settings every
 benchmark uses (recursion on, whole words, a 40-message window, cl100k tokens). Then, for each
 rate: ``--sessions`` chats (200), each growing by one message per generation (from ``generate``'s
@@ -74,9 +75,10 @@ class RateResult:
 class ServerProcess(ServedProcess):
     """``lorescan serve`` on the data directory ``data`` (its log beside it)."""
 
-    def __init__(self, data: Path, workers: int) -> None:
+    def __init__(self, data: Path, workers: int, processes: int = 1) -> None:
         super().__init__(["-m", "lorescan", "serve", "--port", "{port}", "--data", str(data), "--log-level", "warning",
-                          "--workers", str(workers)], "/healthz", data.parent / "serve.log")
+                          "--workers", str(workers), "--processes", str(processes)], "/healthz",
+                         data.parent / "serve.log")
 
 
 def put_book(server: ServerProcess, data: bytes) -> dict[str, Any]:
@@ -262,6 +264,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--rates", type=float, nargs="+", default=[100, 200, 300, 400, 500, 600])
     p.add_argument("--start", type=int, default=10, help="messages in each chat before the first generation")
     p.add_argument("--workers", type=int, default=4, help="the server's --workers")
+    p.add_argument("--processes", type=int, default=1,
+                   help="the server's --processes (its CPU and RSS are then summed over its processes)")
     p.add_argument("--warmup", type=float, default=20.0, metavar="SECONDS",
                    help="generations at 40/s first, on other chats: the compiled book builds what it builds on "
                         "first use (regex keys, entry records) and the first messages are scanned")
@@ -275,7 +279,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     # new chats for every run (a message's key hits are computed once, as in a real chat)
     chats = [Chats(entries, args.sessions, longest, args.start, seed) for seed in range(len(args.rates) + 1)]
     with tempfile.TemporaryDirectory(prefix="lorescan-load-") as tmp:
-        server = ServerProcess(Path(tmp) / "data", args.workers)
+        server = ServerProcess(Path(tmp) / "data", args.workers, args.processes)
         try:
             idle = server.status()
             stored = put_book(server, data)
@@ -304,6 +308,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             server.stop()
     ok = [r.rate for r in results if r.p99_ms < TARGET_P99_MS and r.errors == 0]
     figures = {"entries": args.entries, "sessions": args.sessions, "duration_s": args.duration,
+               "processes": args.processes, "os_processes": warmed["processes"],
                "book_bytes": len(data), "stored_entries": stored["entries"], "agrees_with_library": same,
                "warmup": {"seconds": args.warmup, "rate": WARMUP_RATE, "p50_ms": percentile(warm_ms, 50),
                           "p99_ms": percentile(warm_ms, 99)},

@@ -3,7 +3,8 @@
 ``ServedProcess(args, health, log)`` runs ``python <args>`` from the source checkout (``{port}`` in
 an argument is the port picked for it), waits until ``GET <health>`` answers 200, and is stopped
 with SIGTERM (killed if it does not stop within 30 s). Its CPU time and memory are read from
-``/proc`` (Linux).
+``/proc`` (Linux), summed over the process and every process it started (``lorescan serve
+--processes N`` serves from child processes).
 """
 
 from __future__ import annotations
@@ -52,22 +53,53 @@ class ServedProcess:
     def url(self, path: str) -> str:
         return self.base + path
 
+    def pids(self) -> list[int]:
+        """The process and its descendants alive now."""
+        parents: dict[int, int] = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parents[int(stat.parent.name)] = int(fields[1])
+        tree = [self.proc.pid]
+        for pid in tree:
+            tree.extend(child for child, parent in parents.items() if parent == pid)
+        return tree
+
     def cpu_seconds(self) -> float:
-        """CPU time the process has used (user + system, all threads)."""
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """CPU time used (user + system, all threads) by the process and its descendants alive now."""
+        total = 0
+        for pid in self.pids():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
 
     def status(self) -> dict[str, int]:
-        """VmRSS and VmHWM (peak) in kB."""
-        out = {}
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith(("VmRSS:", "VmHWM:")):
-                out[line.split(":")[0]] = int(line.split()[1])
+        """VmRSS and VmHWM (each one's peak) in kB, summed over the process and its descendants; and
+        ``processes``, how many were summed."""
+        out = {"VmRSS": 0, "VmHWM": 0, "processes": 0}
+        for pid in self.pids():
+            try:
+                lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+            except OSError:
+                continue
+            out["processes"] += 1
+            for line in lines:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    out[line.split(":")[0]] += int(line.split()[1])
         return out
 
     def reset_peak(self) -> None:
-        """Reset the kernel's RSS high-water mark (``clear_refs`` 5)."""
-        Path(f"/proc/{self.proc.pid}/clear_refs").write_text("5")
+        """Reset the kernel's RSS high-water marks (``clear_refs`` 5)."""
+        for pid in self.pids():
+            try:
+                Path(f"/proc/{pid}/clear_refs").write_text("5")
+            except OSError:
+                pass
 
     def stop(self) -> None:
         if self.proc.poll() is not None:

@@ -164,8 +164,7 @@ def run(args: argparse.Namespace) -> int:
     missing = missing_modules()
     if missing:
         raise LorescanError(f"lorescan serve needs {', '.join(missing)}: pip install 'lorescan[serve]'")
-    from .._service.config import ServiceConfig, default_data_dir
-    from .._service.proxy import shown_url
+    from .._service.config import ServiceConfig, default_data_dir, shown_url
 
     data = args.data if args.data is not None else default_data_dir()
     token = args.token if args.token is not None else os.environ.get("LORESCAN_TOKEN") or None

@@ -6,6 +6,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -71,3 +72,13 @@ class ServiceConfig:
     @property
     def cache_bytes(self) -> int:
         return int(self.cache_mb * 1024 * 1024)
+
+
+def shown_url(url: str) -> str:
+    """``url`` without any user name or password in it (for messages and logs)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

@@ -27,7 +27,7 @@ import re
 import time
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit
 
 import anyio
 from fastapi import APIRouter, Request
@@ -37,7 +37,7 @@ from starlette.responses import Response, StreamingResponse
 
 from .._errors import LorescanError
 from .activation import run_activate
-from .config import ServiceConfig
+from .config import ServiceConfig, shown_url
 from .errors import ServiceError, error_body
 from .models import ActivateBody
 from .placement import HEADER, Header, PlacementError, chat_of, find_header, place
@@ -321,16 +321,6 @@ def json_object(data: bytes) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
-
-
-def shown_url(url: str) -> str:
-    """``url`` without any user name or password in it (for messages and logs)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def activated_header(keys: list[str]) -> str:

@@ -32,9 +32,10 @@ import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._model import TimedState
+if TYPE_CHECKING:   # the model is imported where a state is read: the supervisor of
+    from .._model import TimedState  # several processes opens the store without it
 
 #: sessions whose timed state is kept in memory (the most recently used)
 TIMED_KEPT = 4096
@@ -182,7 +183,7 @@ class Store:
                                    (session_id,)).fetchone()
         if row is None:
             return None
-        return SessionRecord(session_id, TimedState.model_validate(json.loads(row[0])), row[1], row[2])
+        return SessionRecord(session_id, _timed_state(row[0]), row[1], row[2])
 
     def timed(self, session_id: str) -> TimedState | None:
         """A session's timed state (``None`` for a new session); see :meth:`read_timed`."""
@@ -205,7 +206,7 @@ class Store:
             if text is None and kept is not None:
                 self._timed.move_to_end(session_id)
                 return kept
-        state = TimedState.model_validate(json.loads(text))
+        state = _timed_state(text)
         with self._lock:
             self._remember(session_id, state, rev)
         return state, rev
@@ -264,6 +265,12 @@ class Store:
             self._closed = True
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._db.close()
+
+
+def _timed_state(text: str) -> TimedState:
+    from .._model import TimedState
+
+    return TimedState.model_validate(json.loads(text))
 
 
 class _Transaction:
