@@ -76,6 +76,7 @@ class KeyIndex:
         if entries and (entries[0].gid != 0 or entries[-1].gid != self.size - 1):
             raise ValueError("KeyIndex needs every entry, in gid order")
         self.needles = UnicodeNeedles() if word_rule == UNICODE else Needles()
+        self.needles.native = native
         #: gid -> its prepared primary / secondary keys (made on first use)
         default = MatchMode.of(case_sensitive, whole_words, word_rule)
         self.primary = _LazyKeys(entries, "keys", default, self.needles)
@@ -247,6 +248,7 @@ class BoundIndex:
         self.main = main
         self.env = env
         over = type(main.needles)(base=len(main.needles.word))
+        over.native = main.needles.native
         self.primary = main.primary
         self.secondary = main.secondary
         self.always = main.always

@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from functools import partial
 from itertools import compress, repeat
+from typing import Any
 
 import ahocorasick
 
@@ -156,6 +157,9 @@ class Needles:
         self.phrase_cs: set[int] = set()
         self.phrase_triggers: frozenset[int] = frozenset()
         self.deaths = 0                                  # regex needles given up (a search timed out)
+        #: the optional C extension (set by the key index that owns these needles), whose
+        #: ``collect_hits`` stands in for :meth:`_collect`'s loop; ``None``: the Python loop
+        self.native: Any = None
 
     def add(self, needle: str, cs: bool, word: bool) -> int:
         if len(needle) > MAX_NEEDLE:    # never reached: callers keep longer texts out of the automata
@@ -340,6 +344,9 @@ class Needles:
             self._collect(self._ci, lowered if lowered is not None else _js.lower(text), found)
 
     def _collect(self, auto: ahocorasick.Automaton, text: str, found: set[int]) -> None:
+        if self.native is not None:     # the same loop in C
+            self.native.collect_hits(auto.iter(text), text, found, self.word, self.length, self.base)
+            return
         n = len(text)
         base, word, length = self.base, self.word, self.length
         for end, value in auto.iter(text):

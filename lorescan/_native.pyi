@@ -1,6 +1,6 @@
 """Types of the optional C extension lorescan._native (sources in lorescan/_csrc/)."""
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 def bitmap(ids: set[int] | frozenset[int], /) -> bytes: ...
@@ -12,6 +12,9 @@ def spend_lines(now: list[Any], j: int, memo: dict[str, int], state: list[Any], 
 
 def activation_records(activated: list[Any], contents: dict[int, str], pass_of: dict[int, int], shared: dict[int, Any],
                        forced_type: type, make: Callable[[Any, str, int], Any], /) -> list[Any]: ...
+
+def collect_hits(matches: Iterator[tuple[int, int | tuple[int, ...]]], text: str, found: set[int], word: list[bool],
+                 length: list[int], base: int, /) -> None: ...
 
 class PlaceGates:
     def __init__(self, size: int, pos: list[int], lists: list[list[int]]) -> None: ...

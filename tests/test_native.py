@@ -197,3 +197,49 @@ def test_spend_lines_records_the_common_entries_and_stops_where_python_must_go_o
     assert _spend([_Entry(0, "alpha")], memo, 100, [True, 0, 0, 0, None, 0], skip=False)[0] == 1
     # numbers it does not handle: all to the caller
     assert _spend([_Entry(0, "alpha")], memo, 2**70)[0] == 0
+
+
+# -- the needles found in a piece of scan text (collect_hits) ----------------------------------------
+
+TEXT_CHARS = st.sampled_from(list("ab _-.\nÉé1ß"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.text(TEXT_CHARS, min_size=1, max_size=4), st.booleans(), st.booleans()), min_size=1,
+                max_size=12),
+       st.text(TEXT_CHARS, max_size=40), st.sets(st.integers(0, 30), max_size=4), st.integers(0, 3))
+def test_the_c_hits_agree_with_the_python_hits(needles, text, found, base) -> None:
+    """Needles of either case and word mode (the same text in several modes gives a tuple of ids),
+    texts with ASCII and other letters, digits and punctuation at the edges; some ids found already."""
+    from lorescan._keys import Needles
+
+    python, c = Needles(base=base), Needles(base=base)
+    c.native = native
+    for nd in (python, c):
+        for text_, cs, word in needles:
+            nd.add(text_ if cs else text_.lower(), cs, word)
+        nd.build()
+    for auto in (python._cs, python._ci):
+        if auto is None:
+            continue
+        want, got = set(found), set(found)
+        python._collect(auto, text, want)
+        c._collect(c._cs if auto is python._cs else c._ci, text, got)
+        assert got == want
+
+
+def test_collect_hits_refuses_what_is_not_an_automatons_matches() -> None:
+    with pytest.raises(TypeError):
+        native.collect_hits(iter([(0, "x")]), "a", set(), [False], [1], 0)
+    with pytest.raises(IndexError):
+        native.collect_hits(iter([(0, 5)]), "a", set(), [False], [1], 0)
+    with pytest.raises(TypeError):
+        native.collect_hits(iter([(0,)]), "a", set(), [False], [1], 0)
+    with pytest.raises(TypeError):
+        native.collect_hits([(0, 0)], "a", set(), [False], [1], 0)
+    found: set[int] = set()
+    native.collect_hits(iter([(0, 0), (2, (1, 0))]), "a b", found, [True, False], [1, 1], 0)
+    assert found == {0, 1}
+    found = set()
+    native.collect_hits(iter([(1, 0)]), "ab", found, [True], [1], 0)       # "b" touches "a": not a whole word
+    assert found == set()

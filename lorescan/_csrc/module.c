@@ -1,11 +1,12 @@
 /* lorescan._native: an optional C extension for the engine's per-entry steps (module.c: the module).
  *
  * The engine's passes spend most of their time on per-entry work over Python objects scattered
- * over the compiled book. These sources do four such steps over compact arrays or in C loops:
+ * over the compiled book. These sources do such steps over compact arrays or in C loops:
  *   gates.c    each place's record, and the gates of a pass's candidates (PlaceGates);
  *   order.c    a pass's candidates in scan order (PlaceGates.scan_order);
  *   budget.c   the budget step for a pass's common entries (spend_lines);
- *   records.c  the activation records (activation_records).
+ *   records.c  the activation records (activation_records);
+ *   hits.c     the needles an automaton finds in a piece of scan text (collect_hits).
  *
  * The Python engine stays the reference: each file names the Python code it must agree with, and
  * the tests compare the two. Built when a C compiler is there (setup.py marks it optional);
@@ -25,6 +26,9 @@ static PyMethodDef module_methods[] = {
      "group_names, group_fields, roll, substitute, failed) -> int: the budget step of a pass for its common "
      "entries, from now[j]; "
      "the index of the first entry left to the caller."},
+    {"collect_hits", (PyCFunction)(void (*)(void))ls_collect_hits, METH_FASTCALL,
+     "collect_hits(matches, text, found, word, length, base) -> None: add the new needle ids an automaton's "
+     "iter(text) finds to `found`, but whole-word needles with an ASCII word character beside them."},
     {"bitmap", (PyCFunction)ls_bitmap, METH_O,
      "bitmap(ids) -> bytes: bit n set for each needle id n in the set."},
     {NULL, NULL, 0, NULL},

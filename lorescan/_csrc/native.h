@@ -48,6 +48,8 @@ PyObject *ls_gates_scan_order(PlaceGates *self, PyObject *const *args, Py_ssize_
 int ls_as_ll(PyObject *v, long long *out);
 int ls_attr_true(PyObject *ce, PyObject *name);
 PyObject *ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* hits.c */
+PyObject *ls_collect_hits(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* records.c */
 PyObject *ls_activation_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
