@@ -24,7 +24,7 @@ ls_as_ll(PyObject *v, long long *out)
 int
 ls_attr_true(PyObject *ce, PyObject *name)
 {
-    PyObject *v = PyObject_GetAttr(ce, name);
+    PyObject *v = ls_getattr(ce, name);
     int r;
     if (v == NULL)
         return -1;
@@ -43,12 +43,12 @@ record_activation(PyObject *ce, PyObject *content, PyObject *const *args)
     int by_key, ok = -1;
 
     by_key = PyObject_IsTrue(args[7]);
-    g = PyObject_GetAttr(ce, s_gid);
+    g = ls_getattr(ce, s_gid);
     if (g == NULL || by_key < 0)
         goto out_g;
     if (PyDict_SetItem(contents, g, content) < 0)
         goto out_g;
-    k = by_key ? PyObject_GetAttr(ce, s_key) : (Py_INCREF(g), g);
+    k = by_key ? ls_getattr(ce, s_key) : (Py_INCREF(g), g);
     if (k == NULL)
         goto out_g;
     if (PyDict_SetItem(activated, k, ce) < 0 || PySet_Add(done, g) < 0 || PyDict_SetItem(pass_of, g, args[8]) < 0) {
@@ -56,7 +56,7 @@ record_activation(PyObject *ce, PyObject *content, PyObject *const *args)
         goto out_g;
     }
     Py_DECREF(k);
-    v = PyObject_GetAttr(ce, s_group_names);
+    v = ls_getattr(ce, s_group_names);
     if (v == NULL)
         goto out_g;
     if (PyObject_IsTrue(v) == 1) {
@@ -68,7 +68,7 @@ record_activation(PyObject *ce, PyObject *content, PyObject *const *args)
         Py_DECREF(r);
     }
     Py_DECREF(v);
-    v = PyObject_GetAttr(ce, s_group);
+    v = ls_getattr(ce, s_group);
     if (v == NULL)
         goto out_g;
     if (PyUnicode_Check(v) && PySet_Add(fields, v) < 0) {
@@ -92,7 +92,7 @@ roll(PyObject *ce, PyObject *roll_fn, PyObject *failed)
     Py_XDECREF(ok);
     if (r != 0)
         return r;
-    g = PyObject_GetAttr(ce, s_gid);
+    g = ls_getattr(ce, s_gid);
     if (g == NULL || PySet_Add(failed, g) < 0) {
         Py_XDECREF(g);
         return -1;
@@ -146,7 +146,7 @@ read_numbers(PyObject *state, PyObject *budget_obj, PyObject *base_obj, long lon
 static PyObject *
 counted_content(PyObject *ce, int macros, PyObject *substitute, PyObject *memo, long long *cnt)
 {
-    PyObject *content = macros ? PyObject_CallOneArg(substitute, ce) : PyObject_GetAttr(ce, s_content), *count;
+    PyObject *content = macros ? PyObject_CallOneArg(substitute, ce) : ls_getattr(ce, s_content), *count;
 
     if (content == NULL)
         return NULL;

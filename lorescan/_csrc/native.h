@@ -4,6 +4,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
@@ -40,6 +41,8 @@ extern PyTypeObject ls_PlaceGatesType;
 extern PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group,
     *s_update, *s_pass_index;
 
+/* attrs.c */
+PyObject *ls_getattr(PyObject *obj, PyObject *name);
 /* gates.c */
 PyObject *ls_bitmap(PyObject *self, PyObject *ids);
 /* order.c */

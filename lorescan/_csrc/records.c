@@ -9,7 +9,7 @@
 static int
 still_fits(PyObject *a, PyObject *text, PyObject *pass)
 {
-    PyObject *v = PyObject_GetAttr(a, s_content);
+    PyObject *v = ls_getattr(a, s_content);
     int same;
 
     if (v == NULL)
@@ -18,7 +18,7 @@ still_fits(PyObject *a, PyObject *text, PyObject *pass)
     Py_DECREF(v);
     if (!same)
         return 0;
-    v = PyObject_GetAttr(a, s_pass_index);
+    v = ls_getattr(a, s_pass_index);
     if (v == NULL)
         return -1;
     same = PyObject_RichCompareBool(v, pass, Py_EQ);
@@ -60,13 +60,13 @@ ls_activation_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     for (k = 0; k < n; k++) {
         ce = PyList_GET_ITEM(activated, k);
-        g = PyObject_GetAttr(ce, s_gid);
+        g = ls_getattr(ce, s_gid);
         if (g == NULL || !ls_as_ll(g, &gid) || gid < 0 || gid > (LLONG_MAX >> 4))
             goto error;
         text = PyDict_GetItemWithError(contents, g);
         if (text != NULL)
             Py_INCREF(text);
-        else if (PyErr_Occurred() || (text = PyObject_GetAttr(ce, s_content)) == NULL)
+        else if (PyErr_Occurred() || (text = ls_getattr(ce, s_content)) == NULL)
             goto error;
         pass = PyDict_GetItemWithError(pass_of, g);
         if (pass != NULL)

@@ -1,0 +1,63 @@
+/* Attribute reads of the engine's slots objects (ls_getattr), as PyObject_GetAttr gives them. */
+#include "native.h"
+
+/* A class whose attribute `name` is one of its __slots__, read with the generic attribute lookup:
+ * the slot's offset, found once per (class, name) and kept in a small direct-mapped table (the
+ * class is referenced while it is kept there, so its address is never another class's). */
+typedef struct {
+    PyTypeObject *type;
+    PyObject *name;
+    Py_ssize_t offset;      /* the slot's offset, or -1: read it with PyObject_GetAttr */
+} SlotPlace;
+
+#define PLACES 64
+static SlotPlace places[PLACES];
+
+static Py_ssize_t
+slot_offset(PyTypeObject *type, PyObject *name)
+{
+    PyObject *descr;
+    Py_ssize_t offset = -1;
+
+    if (type->tp_getattro != PyObject_GenericGetAttr)
+        return -1;          /* a class with __getattr__ or __getattribute__ of its own */
+    descr = PyObject_GetAttr((PyObject *)type, name);
+    if (descr == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    if (Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
+        if (m->type == T_OBJECT_EX && m->offset > 0)
+            offset = m->offset;
+    }
+    Py_DECREF(descr);
+    return offset;
+}
+
+/* getattr(obj, name), a new reference (NULL with an exception, as PyObject_GetAttr); a slot of a
+ * plain slots class is read at its offset. `name` must be an interned name that lives for ever. */
+PyObject *
+ls_getattr(PyObject *obj, PyObject *name)
+{
+    PyTypeObject *type = Py_TYPE(obj);
+    SlotPlace *p = &places[(((uintptr_t)type >> 4) * 31 + ((uintptr_t)name >> 4)) % PLACES];
+    PyObject *v;
+
+    if (p->type != type || p->name != name) {
+        Py_ssize_t offset = slot_offset(type, name);
+        Py_INCREF(type);
+        Py_XDECREF(p->type);
+        p->type = type;
+        p->name = name;
+        p->offset = offset;
+    }
+    if (p->offset > 0) {
+        v = *(PyObject **)((char *)obj + p->offset);
+        if (v != NULL) {
+            Py_INCREF(v);
+            return v;
+        }
+    }
+    return PyObject_GetAttr(obj, name);
+}
