@@ -94,6 +94,7 @@ class Lore:
         self._bound: dict[tuple, BoundIndex] = {}     # per (case/word settings, names)
         self._contents: dict[MacroEnv, dict[str, str]] = {}   # see _substituted
         self._activations: dict[int, Activation] = {}          # see emit
+        self._named: dict[tuple[str, str], str] = {}           # see ScanMessages
         with _gc_paused():
             self._compiled = compile_books(self.books)
             self._all = [ce for _, entries in self._compiled for ce in entries]
@@ -200,7 +201,7 @@ class _Evaluation:
             ("creatorNotes", fields.get("creator_notes", "")),
             ("charDepthPrompt", fields.get("character_depth_prompt", "")),
         ))
-        messages = ScanMessages(r.chat, r.generation_type, s.world_info_include_names, base_env)
+        messages = ScanMessages(r.chat, r.generation_type, s.world_info_include_names, base_env, lore._named)
         plan = lore._plan(int(s.world_info_character_strategy), ch is not None, r.persona_book,
                           tuple(ch.extra_books) if ch is not None and ch.extra_books is not None else None)
         index = lore._index(base_env, s)

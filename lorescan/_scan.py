@@ -15,7 +15,7 @@ and the rare plain keys that contain ``"\\x01"``, are run on the exact per-entry
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from itertools import compress
+from itertools import compress, islice
 from operator import attrgetter, not_
 from typing import Any, cast
 
@@ -334,10 +334,13 @@ class ScanMessages(Sequence[str]):
     """
 
     def __init__(self, chat: Sequence[ChatMessage], generation_type: str, include_names: bool,
-                 env: MacroEnv) -> None:
+                 env: MacroEnv, named: dict[tuple[str, str], str] | None = None) -> None:
         self.chat = chat
         self.include_names = include_names
         self.env = env
+        #: ``"name: mes"`` by (name, mes), kept by the caller across evaluations (a chat's messages
+        #: recur in every later generation): the same string object each time, whose hash is known
+        self.named = named if named is not None and include_names else None
         # indexes into ``chat`` of the kept messages, ascending (built in C: a replay passes long chats)
         self.kept = chat.kept if type(chat) is KnownChat else kept_indexes(chat)
         length = len(self.kept)
@@ -357,7 +360,11 @@ class ScanMessages(Sequence[str]):
             mes = m.mes if isinstance(m.mes, str) else ""
             if j == 0:
                 mes = substitute(mes, self.env)
-            got = f"{m.name}: {mes}" if self.include_names else mes
+                got = f"{m.name}: {mes}" if self.include_names else mes
+            elif self.named is not None:
+                got = _named(self.named, m.name, mes)
+            else:
+                got = f"{m.name}: {mes}" if self.include_names else mes
             self._cache[i] = got
         return got
 
@@ -369,6 +376,22 @@ class ScanMessages(Sequence[str]):
         if not 0 <= i < self._length:
             raise IndexError(i)
         return self._get(i)
+
+
+#: how many formatted messages a :class:`ScanMessages` caller keeps (the older half goes first)
+NAMED_SIZE = 20_000
+
+
+def _named(memo: dict[tuple[str, str], str], name: str, mes: str) -> str:
+    """``f"{name}: {mes}"``, the same object while ``memo`` keeps it."""
+    k = (name, mes)
+    got = memo.get(k)
+    if got is None:
+        if len(memo) >= NAMED_SIZE:
+            for old in list(islice(memo, NAMED_SIZE // 2)):
+                del memo[old]
+        got = memo[k] = f"{name}: {mes}"
+    return got
 
 
 def scan_messages(chat: Sequence[ChatMessage], generation_type: str, include_names: bool,

@@ -301,6 +301,29 @@ def test_scan_messages_newest_first_without_system_messages(flags: list[bool], s
         assert got[-1] == want[-1]
 
 
+def test_formatted_messages_are_the_same_objects_in_every_evaluation(monkeypatch) -> None:
+    """A caller's memo of ``"name: mes"`` gives later evaluations the string object of the first
+    (its hash known); the first message, which gets macros, and chats without names stay out of it;
+    the memo keeps at most NAMED_SIZE texts, the newest."""
+    from lorescan import _scan
+    from lorescan._scan import ScanMessages
+
+    chat = [ChatMessage(name="U", mes="{{user}} opens"), ChatMessage(name="U", mes="hello"),
+            ChatMessage(name="C", mes="well met")]
+    memo: dict[tuple[str, str], str] = {}
+    first = ScanMessages(chat, "normal", True, MacroEnv(user="Ann"), memo)
+    again = ScanMessages([ChatMessage(**m.model_dump()) for m in chat], "normal", True, MacroEnv(user="Ann"), memo)
+    assert list(first) == list(again) == ["C: well met", "U: hello", "U: Ann opens"]
+    assert first[0] is again[0] and first[1] is again[1]
+    assert memo == {("C", "well met"): "C: well met", ("U", "hello"): "U: hello"}
+    assert list(ScanMessages(chat, "normal", False, MacroEnv(user="Ann"), memo)) == ["well met", "hello", "Ann opens"]
+    monkeypatch.setattr(_scan, "NAMED_SIZE", 4)
+    for k in range(9):
+        ScanMessages([ChatMessage(name="U", mes="x"), ChatMessage(name="U", mes=f"m{k}")], "normal", True,
+                     MacroEnv(), memo)[0]
+    assert list(memo) == [("U", "m6"), ("U", "m7"), ("U", "m8")]
+
+
 def test_a_catastrophic_regex_key_times_out_once_per_evaluation(monkeypatch) -> None:
     """Searched piece by piece, a regex that times out stops at its first timeout (no match), as
     one search of the whole text would, instead of paying a timeout per message."""
