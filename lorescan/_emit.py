@@ -40,12 +40,12 @@ _EXACT = 2**53
 
 
 def emit(st: EvalState, activated: list[CompiledEntry], meter: BudgetMeter,
-         shared: dict[int, Activation]) -> ActivationResult:
+         shared: dict[int, tuple[Activation, str, int]]) -> ActivationResult:
     """The result of one evaluation from its activated entries (in activation order).
 
-    ``shared`` maps an entry's gid and pass to its last activation record: evaluations of one
-    compiled book share a record while the entry's content and pass are unchanged (records are
-    immutable).
+    ``shared`` maps an entry's gid and pass to its last activation record (with the content and
+    pass it holds): evaluations of one compiled book share a record while the entry's content and
+    pass are unchanged (records are immutable).
     """
     buckets = _Buckets(st.mode.outlets)
     buckets.fill(sorted(activated, key=_ORDER, reverse=True), st.content)   # stable: equal orders keep their order
@@ -123,12 +123,14 @@ class _Buckets:
             group["entries"].reverse()
 
 
-def _records(st: EvalState, activated: list[CompiledEntry], shared: dict[int, Activation]) -> list[Activation]:
+def _records(st: EvalState, activated: list[CompiledEntry],
+             shared: dict[int, tuple[Activation, str, int]]) -> list[Activation]:
     """The activation records, in activation order; an entry's record is shared with earlier
     evaluations while its content and pass are unchanged (built without re-validation: every value
     comes from the engine with the right type). Records are kept per entry and pass (the first
     eight passes apart), as an entry often activates in the first pass of one chat and the second
-    of another."""
+    of another, each with the content (the same object) and pass it holds: the check reads that
+    triple, not the record."""
     content, pass_of = st.content, st.pass_of
     if len(shared) > 50_000:
         shared.clear()
@@ -140,11 +142,13 @@ def _records(st: EvalState, activated: list[CompiledEntry], shared: dict[int, Ac
         text, pass_index = content.get(g, ce.content), pass_of.get(g, 0)
         own = type(ce) is not ForcedEntry        # a caller's object is never shared
         slot = g << 3 | pass_index & 7
-        a = shared.get(slot) if own else None
-        if a is None or a.content is not text or a.pass_index != pass_index:
+        kept = shared.get(slot) if own else None
+        if kept is not None and kept[1] is text and kept[2] == pass_index:
+            a = kept[0]
+        else:
             a = _record(ce, text, pass_index)
             if own:
-                shared[slot] = a
+                shared[slot] = (a, text, pass_index)
         acts.append(a)
     return acts
 

@@ -93,7 +93,7 @@ class Lore:
         self._indexes: dict[MatchMode, KeyIndex] = {}
         self._bound: dict[tuple, BoundIndex] = {}     # per (case/word settings, names)
         self._contents: dict[MacroEnv, dict[str, str]] = {}   # see _substituted
-        self._activations: dict[int, Activation] = {}          # see emit
+        self._activations: dict[int, tuple[Activation, str, int]] = {}   # see emit
         self._named: dict[tuple[str, str], str] = {}           # see ScanMessages
         with _gc_paused():
             self._compiled = compile_books(self.books)

@@ -5,41 +5,40 @@
 /* -- activation records ---------------------------------------------------------------------- */
 
 
-/* Whether a kept record still holds this content (the same object) and pass: 1, 0, -1 on error. */
-static int
-still_fits(PyObject *a, PyObject *text, PyObject *pass)
+/* The record `kept` (a shared (record, content, pass) triple) holds when it still holds this content
+ * (the same object) and pass, as a new reference; NULL without an error when it does not; NULL
+ * with one on error. Only the triple is read, not the record. */
+static PyObject *
+still_fits(PyObject *kept, PyObject *text, PyObject *pass)
 {
-    PyObject *v = ls_getattr(a, s_content);
+    PyObject *was;
     int same;
 
-    if (v == NULL)
-        return -1;
-    same = v == text;
-    Py_DECREF(v);
-    if (!same)
-        return 0;
-    v = ls_getattr(a, s_pass_index);
-    if (v == NULL)
-        return -1;
-    same = PyObject_RichCompareBool(v, pass, Py_EQ);
-    Py_DECREF(v);
-    return same;
+    if (!PyTuple_CheckExact(kept) || PyTuple_GET_SIZE(kept) != 3 || PyTuple_GET_ITEM(kept, 1) != text)
+        return NULL;
+    was = PyTuple_GET_ITEM(kept, 2);
+    same = was == pass ? 1 : PyObject_RichCompareBool(was, pass, Py_EQ);
+    if (same <= 0)
+        return NULL;
+    was = PyTuple_GET_ITEM(kept, 0);
+    Py_INCREF(was);
+    return was;
 }
 
 /* activation_records(activated, contents, pass_of, shared, forced_type, make) -> list
  *
  * The activation record of each activated entry, in order (lorescan/_emit.py, _records, is the
- * reference): the one `shared` keeps under (gid << 3 | pass & 7) while its content is the same
- * object and its pass the same, else make(entry, text, pass) (kept in `shared` unless the entry's
- * type is `forced_type`, a caller's object). */
+ * reference): the one `shared` keeps under (gid << 3 | pass & 7), as a (record, content, pass)
+ * triple, while its content is the same object and its pass the same, else make(entry, text, pass)
+ * (kept in `shared` unless the entry's type is `forced_type`, a caller's object). */
 PyObject *
 ls_activation_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     PyObject *activated, *contents, *pass_of, *shared, *forced_type, *make, *out, *ce, *g = NULL, *text = NULL,
-        *pass = NULL, *slot = NULL, *a = NULL;
+        *pass = NULL, *slot = NULL, *a = NULL, *kept, *triple;
     Py_ssize_t k, n;
     long long gid, p;
-    int own, same;
+    int own;
 
     (void)self;
     if (nargs != 6 || !PyList_Check(args[0]) || !PyDict_Check(args[1]) || !PyDict_Check(args[2])
@@ -79,18 +78,24 @@ ls_activation_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         slot = PyLong_FromLongLong(gid << 3 | (p & 7));
         if (slot == NULL)
             goto error;
-        a = own ? PyDict_GetItemWithError(shared, slot) : NULL;      /* borrowed */
-        if (a == NULL && PyErr_Occurred())
+        kept = own ? PyDict_GetItemWithError(shared, slot) : NULL;      /* borrowed */
+        if (kept == NULL && PyErr_Occurred())
             goto error;
-        Py_XINCREF(a);
-        same = a == NULL ? 0 : still_fits(a, text, pass);
-        if (same < 0)
-            goto error;
-        if (!same) {
-            Py_XDECREF(a);
-            a = PyObject_CallFunctionObjArgs(make, ce, text, pass, NULL);
-            if (a == NULL || (own && PyDict_SetItem(shared, slot, a) < 0))
+        a = kept == NULL ? NULL : still_fits(kept, text, pass);
+        if (a == NULL) {
+            if (PyErr_Occurred())
                 goto error;
+            a = PyObject_CallFunctionObjArgs(make, ce, text, pass, NULL);
+            if (a == NULL)
+                goto error;
+            if (own) {
+                triple = PyTuple_Pack(3, a, text, pass);
+                if (triple == NULL || PyDict_SetItem(shared, slot, triple) < 0) {
+                    Py_XDECREF(triple);
+                    goto error;
+                }
+                Py_DECREF(triple);
+            }
         }
         PyList_SET_ITEM(out, k, a);     /* steals */
         a = NULL;
