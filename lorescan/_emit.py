@@ -85,7 +85,14 @@ class _Buckets:
 
     def fill(self, entries: list[CompiledEntry], content: dict[int, str]) -> None:
         """Put each entry's text (``content``, else its own) in its bucket, in the order given."""
-        plain, em = self.plain, self.em
+        if _index.native is not None:     # the plain buckets in C; the others here, in the same order
+            rest: list[tuple[CompiledEntry, str]] = []
+            _index.native.fill_plain(entries, content, (self.before, self.after, self.an_top, self.an_bottom), rest)
+            for ce, text in rest:
+                self._place(ce, text)
+            self._finish()
+            return
+        plain = self.plain
         for ce in entries:
             text = content.get(ce.gid, ce.content)
             if not text:
@@ -94,16 +101,22 @@ class _Buckets:
             bucket = plain.get(pos) if pos is not None else None
             if bucket is not None:
                 bucket.append(text)
-            elif pos == 5:
-                em.append(construct(ExampleEntry, {"position": "before", "content": text}))
-            elif pos == 6:
-                em.append(construct(ExampleEntry, {"position": "after", "content": text}))
-            elif pos == 4:
-                self._at_depth(ce, text)
-            elif pos == 7 and self.with_outlets:
-                if ce.outlet_name:
-                    self.outlets.setdefault(ce.outlet_name, []).append(text)   # outlets append: no reversal
+            else:
+                self._place(ce, text)
         self._finish()
+
+    def _place(self, ce: CompiledEntry, text: str) -> None:
+        """An entry's text in a bucket other than the four plain ones (or nowhere)."""
+        pos = ce.bucket
+        if pos == 5:
+            self.em.append(construct(ExampleEntry, {"position": "before", "content": text}))
+        elif pos == 6:
+            self.em.append(construct(ExampleEntry, {"position": "after", "content": text}))
+        elif pos == 4:
+            self._at_depth(ce, text)
+        elif pos == 7 and self.with_outlets:
+            if ce.outlet_name:
+                self.outlets.setdefault(ce.outlet_name, []).append(text)   # outlets append: no reversal
 
     def _at_depth(self, ce: CompiledEntry, text: str) -> None:
         want_depth = ce.depth if ce.depth is not None else 4

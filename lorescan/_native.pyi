@@ -13,6 +13,9 @@ def spend_lines(now: list[Any], j: int, memo: dict[str, int], state: list[Any], 
 def activation_records(activated: list[Any], contents: dict[int, str], pass_of: dict[int, int], shared: dict[int, Any],
                        forced_type: type, make: Callable[[Any, str, int], Any], /) -> list[Any]: ...
 
+def fill_plain(entries: list[Any], contents: dict[int, str], plain: tuple[list[str], list[str], list[str], list[str]],
+               rest: list[tuple[Any, str]], /) -> None: ...
+
 def collect_hits(matches: Iterator[tuple[int, int | tuple[int, ...]]], text: str, found: set[int], word: list[bool],
                  length: list[int], base: int, /) -> None: ...
 

@@ -243,3 +243,53 @@ def test_collect_hits_refuses_what_is_not_an_automatons_matches() -> None:
     found = set()
     native.collect_hits(iter([(1, 0)]), "ab", found, [True], [1], 0)       # "b" touches "a": not a whole word
     assert found == set()
+
+
+# -- the plain buckets (fill_plain) -----------------------------------------------------------------
+
+class _Placed:
+    """What ``_Buckets.fill`` reads of an entry (a slots class, as the engine's entries are)."""
+
+    __slots__ = ("gid", "content", "bucket", "depth", "role", "outlet_name")
+
+    def __init__(self, gid: int, content: str, bucket: int | None, depth: int | None, role: int | None,
+                 outlet: str) -> None:
+        self.gid, self.content, self.bucket, self.depth, self.role, self.outlet_name = \
+            gid, content, bucket, depth, role, outlet
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["", "a", "b c", "x"]), st.none() | st.integers(-1, 8),
+                          st.none() | st.integers(0, 2), st.none() | st.integers(0, 2), st.sampled_from(["", "o"])),
+                max_size=12),
+       st.data(), st.booleans())
+def test_the_c_buckets_agree_with_the_python_buckets(fields, data, outlets) -> None:
+    from lorescan._emit import _Buckets
+
+    entries = [_Placed(g, *f) for g, f in enumerate(fields)]
+    content = {g: data.draw(st.sampled_from(["", "sub", "y"])) for g in data.draw(st.sets(st.integers(0, 12)))}
+
+    def filled() -> tuple:
+        b = _Buckets(outlets)
+        b.fill(entries, content)
+        return b.before, b.after, b.an_top, b.an_bottom, [e.model_dump() for e in b.em], b.depth, b.outlets
+
+    in_c = filled()
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(_index, "native", None)
+        assert filled() == in_c
+
+
+def test_fill_plain_refuses_what_it_cannot_fill() -> None:
+    with pytest.raises(TypeError):
+        native.fill_plain([], {}, ([], [], []), [])
+    with pytest.raises(TypeError):
+        native.fill_plain([], {}, ([], [], [], ()), [])
+    with pytest.raises(AttributeError):
+        native.fill_plain([object()], {}, ([], [], [], []), [])
+    plain: tuple[list[str], ...] = ([], [], [], [])
+    rest: list = []
+    entry = _Placed(0, "own", 4, None, None, "")
+    native.fill_plain([_Placed(1, "a", 2, None, None, ""), entry, _Placed(2, "", 0, None, None, "")],
+                      {0: "given"}, plain, rest)
+    assert plain == ([], [], ["a"], []) and rest == [(entry, "given")]

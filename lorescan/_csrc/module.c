@@ -6,7 +6,9 @@
  *   order.c    a pass's candidates in scan order (PlaceGates.scan_order);
  *   budget.c   the budget step for a pass's common entries (spend_lines);
  *   records.c  the activation records (activation_records);
- *   hits.c     the needles an automaton finds in a piece of scan text (collect_hits).
+ *   buckets.c  the prompt's plain buckets (fill_plain);
+ *   hits.c     the needles an automaton finds in a piece of scan text (collect_hits);
+ *   attrs.c    slot attributes read at their offsets (ls_getattr, for the files above).
  *
  * The Python engine stays the reference: each file names the Python code it must agree with, and
  * the tests compare the two. Built when a C compiler is there (setup.py marks it optional);
@@ -15,7 +17,7 @@
 #include "native.h"
 
 PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group, *s_update,
-    *s_pass_index;
+    *s_pass_index, *s_bucket;
 
 static PyMethodDef module_methods[] = {
     {"activation_records", (PyCFunction)(void (*)(void))ls_activation_records, METH_FASTCALL,
@@ -26,6 +28,9 @@ static PyMethodDef module_methods[] = {
      "group_names, group_fields, roll, substitute, failed) -> int: the budget step of a pass for its common "
      "entries, from now[j]; "
      "the index of the first entry left to the caller."},
+    {"fill_plain", (PyCFunction)(void (*)(void))ls_fill_plain, METH_FASTCALL,
+     "fill_plain(entries, contents, plain, rest) -> None: each entry's text appended to its plain bucket "
+     "(positions 0-3), the other entries to `rest` as (entry, text) pairs, in order; empty texts dropped."},
     {"collect_hits", (PyCFunction)(void (*)(void))ls_collect_hits, METH_FASTCALL,
      "collect_hits(matches, text, found, word, length, base) -> None: add the new needle ids an automaton's "
      "iter(text) finds to `found`, but whole-word needles with an ASCII word character beside them."},
@@ -56,6 +61,7 @@ PyInit__native(void)
     INTERN(s_group, "group");
     INTERN(s_update, "update");
     INTERN(s_pass_index, "pass_index");
+    INTERN(s_bucket, "bucket");
 #undef INTERN
     m = PyModule_Create(&native_module);
     if (m == NULL)

@@ -39,7 +39,7 @@ extern PyTypeObject ls_PlaceGatesType;
 
 /* attribute names, interned once (module.c) */
 extern PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group,
-    *s_update, *s_pass_index;
+    *s_update, *s_pass_index, *s_bucket;
 
 /* attrs.c */
 PyObject *ls_getattr(PyObject *obj, PyObject *name);
@@ -51,6 +51,8 @@ PyObject *ls_gates_scan_order(PlaceGates *self, PyObject *const *args, Py_ssize_
 int ls_as_ll(PyObject *v, long long *out);
 int ls_attr_true(PyObject *ce, PyObject *name);
 PyObject *ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* buckets.c */
+PyObject *ls_fill_plain(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* hits.c */
 PyObject *ls_collect_hits(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* records.c */
