@@ -121,7 +121,12 @@ class _Buckets:
     def _at_depth(self, ce: CompiledEntry, text: str) -> None:
         want_depth = ce.depth if ce.depth is not None else 4
         want_role = ce.role if ce.role is not None else 0
-        group = self.groups.get((_strict_key(want_depth), _strict_key(want_role)))
+        if type(want_depth) is int and type(want_role) is int and -_EXACT <= want_depth <= _EXACT \
+                and -_EXACT <= want_role <= _EXACT:
+            found = (want_depth, want_role)     # what _strict_key gives such ints: themselves
+        else:
+            found = (_strict_key(want_depth), _strict_key(want_role))
+        group = self.groups.get(found)
         if group is not None:
             group["entries"].append(text)
         else:   # SillyTavern keeps the entry's own depth, which may be unset (no later entry matches it)
