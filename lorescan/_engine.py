@@ -364,13 +364,13 @@ class _Evaluation:
     def _next_state(self, state: int, now: list[CompiledEntry], meter: BudgetMeter, levels: list[float]) -> int:
         """The kind of the next pass (0: none), after adding what it scans for recursion."""
         st = self.st
-        s, c, buf, failed = st.settings, st.mode, st.buffer, self.failed
-        # the entries whose content recursion scans: every candidate that did not fail a roll (even
-        # one the budget skipped), unless it prevents recursion (worked out only when needed)
+        s, c, buf = st.settings, st.mode, st.buffer
+        # the entries whose content recursion scans (worked out only when needed)
         for_rec: list[CompiledEntry] | None = None
+        lines: list[str] = []
         nxt = 0
         if s.world_info_recursive and not meter.overflowed:
-            for_rec = [ce for ce in now if ce.gid not in failed and not ce.prevent_recursion]
+            for_rec, lines = self._recursion_lines(now)
             if for_rec:
                 nxt = RECURSION
         if s.world_info_recursive and not meter.overflowed and state == MIN_ACTIVATIONS \
@@ -392,8 +392,7 @@ class _Evaluation:
             st.recursion_level = levels.pop(0)
         if nxt:
             if for_rec is None:
-                for_rec = [ce for ce in now if ce.gid not in failed and not ce.prevent_recursion]
-            lines = [st.content.get(ce.gid, ce.content) for ce in for_rec]
+                for_rec, lines = self._recursion_lines(now)
             text = "\n".join(lines)
             if text or not c.skip_empty_recursion:
                 buf.add_recursion(text, lines)
@@ -401,6 +400,15 @@ class _Evaluation:
                 if st.trace is not None:
                     st.trace.recursion_text(text, [ce.key for ce in for_rec])
         return nxt
+
+    def _recursion_lines(self, now: list[CompiledEntry]) -> tuple[list[CompiledEntry], list[str]]:
+        """The pass's entries whose content recursion scans, and those contents: every candidate
+        that did not fail a roll (even one the budget skipped), unless it prevents recursion."""
+        failed, contents = self.failed, self.st.content
+        if _index.native is not None:   # the same two lists in C
+            return _index.native.recursion_lines(now, failed, contents)
+        for_rec = [ce for ce in now if ce.gid not in failed and not ce.prevent_recursion]
+        return for_rec, [contents.get(ce.gid, ce.content) for ce in for_rec]
 
     def _content_of(self, ce: CompiledEntry) -> str:
         """An entry's content with the evaluation's macros substituted (for an entry with macros)."""

@@ -293,3 +293,22 @@ def test_fill_plain_refuses_what_it_cannot_fill() -> None:
     native.fill_plain([_Placed(1, "a", 2, None, None, ""), entry, _Placed(2, "", 0, None, None, "")],
                       {0: "given"}, plain, rest)
     assert plain == ([], [], ["a"], []) and rest == [(entry, "given")]
+
+
+class _Recursed:
+    __slots__ = ("gid", "content", "prevent_recursion")
+
+    def __init__(self, gid: int, content: str, prevent: bool) -> None:
+        self.gid, self.content, self.prevent_recursion = gid, content, prevent
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["", "a", "b"]), st.booleans()), max_size=10),
+       st.sets(st.integers(0, 10)), st.dictionaries(st.integers(0, 10), st.sampled_from(["", "sub"])))
+def test_the_c_recursion_lines_agree_with_the_python_ones(fields, failed, contents) -> None:
+    now = [_Recursed(g, *f) for g, f in enumerate(fields)]
+    want = [ce for ce in now if ce.gid not in failed and not ce.prevent_recursion]
+    entries, lines = native.recursion_lines(now, failed, contents)
+    assert entries == want and lines == [contents.get(ce.gid, ce.content) for ce in want]
+    with pytest.raises(TypeError):
+        native.recursion_lines(now, list(failed), contents)

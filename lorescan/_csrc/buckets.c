@@ -71,3 +71,64 @@ ls_fill_plain(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     Py_RETURN_NONE;
 }
+
+
+/* recursion_lines(now, failed, contents) -> (entries, lines)
+ *
+ * The entries whose content recursion scans (lorescan/_engine.py, _Evaluation._next_state, is the
+ * reference): each of `now` whose gid is not in `failed` and that does not prevent recursion, in
+ * order; and their texts (contents[gid], else the entry's own content). */
+PyObject *
+ls_recursion_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *now, *failed, *contents, *entries, *lines, *ce, *g, *text, *out;
+    Py_ssize_t k, n;
+    int r;
+
+    (void)self;
+    if (nargs != 3 || !PyList_Check(args[0]) || !PyAnySet_Check(args[1]) || !PyDict_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "recursion_lines(now: list, failed: set, contents: dict)");
+        return NULL;
+    }
+    now = args[0];
+    failed = args[1];
+    contents = args[2];
+    entries = PyList_New(0);
+    lines = PyList_New(0);
+    if (entries == NULL || lines == NULL)
+        goto error;
+    n = PyList_GET_SIZE(now);
+    for (k = 0; k < n; k++) {
+        ce = PyList_GET_ITEM(now, k);
+        g = ls_getattr(ce, s_gid);
+        if (g == NULL)
+            goto error;
+        r = PySet_Contains(failed, g);
+        if (r == 0)
+            r = ls_attr_true(ce, s_prevent_recursion);
+        if (r != 0) {
+            Py_DECREF(g);
+            if (r < 0)
+                goto error;
+            continue;
+        }
+        text = PyDict_GetItemWithError(contents, g);    /* borrowed */
+        Py_DECREF(g);
+        if (text != NULL)
+            Py_INCREF(text);
+        else if (PyErr_Occurred() || (text = ls_getattr(ce, s_content)) == NULL)
+            goto error;
+        r = PyList_Append(lines, text);
+        Py_DECREF(text);
+        if (r < 0 || PyList_Append(entries, ce) < 0)
+            goto error;
+    }
+    out = PyTuple_Pack(2, entries, lines);
+    Py_DECREF(entries);
+    Py_DECREF(lines);
+    return out;
+error:
+    Py_XDECREF(entries);
+    Py_XDECREF(lines);
+    return NULL;
+}

@@ -6,7 +6,7 @@
  *   order.c    a pass's candidates in scan order (PlaceGates.scan_order);
  *   budget.c   the budget step for a pass's common entries (spend_lines);
  *   records.c  the activation records (activation_records);
- *   buckets.c  the prompt's plain buckets (fill_plain);
+ *   buckets.c  the prompt's plain buckets (fill_plain), and what recursion scans (recursion_lines);
  *   hits.c     the needles an automaton finds in a piece of scan text (collect_hits);
  *   attrs.c    slot attributes read at their offsets (ls_getattr, for the files above).
  *
@@ -17,7 +17,7 @@
 #include "native.h"
 
 PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group, *s_update,
-    *s_pass_index, *s_bucket;
+    *s_pass_index, *s_bucket, *s_prevent_recursion;
 
 static PyMethodDef module_methods[] = {
     {"activation_records", (PyCFunction)(void (*)(void))ls_activation_records, METH_FASTCALL,
@@ -31,6 +31,9 @@ static PyMethodDef module_methods[] = {
     {"fill_plain", (PyCFunction)(void (*)(void))ls_fill_plain, METH_FASTCALL,
      "fill_plain(entries, contents, plain, rest) -> None: each entry's text appended to its plain bucket "
      "(positions 0-3), the other entries to `rest` as (entry, text) pairs, in order; empty texts dropped."},
+    {"recursion_lines", (PyCFunction)(void (*)(void))ls_recursion_lines, METH_FASTCALL,
+     "recursion_lines(now, failed, contents) -> (entries, lines): the entries whose content recursion scans "
+     "(not failed, not preventing recursion), in order, and their texts."},
     {"collect_hits", (PyCFunction)(void (*)(void))ls_collect_hits, METH_FASTCALL,
      "collect_hits(matches, text, found, word, length, base) -> None: add the new needle ids an automaton's "
      "iter(text) finds to `found`, but whole-word needles with an ASCII word character beside them."},
@@ -62,6 +65,7 @@ PyInit__native(void)
     INTERN(s_update, "update");
     INTERN(s_pass_index, "pass_index");
     INTERN(s_bucket, "bucket");
+    INTERN(s_prevent_recursion, "prevent_recursion");
 #undef INTERN
     m = PyModule_Create(&native_module);
     if (m == NULL)

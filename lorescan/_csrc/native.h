@@ -39,7 +39,7 @@ extern PyTypeObject ls_PlaceGatesType;
 
 /* attribute names, interned once (module.c) */
 extern PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group,
-    *s_update, *s_pass_index, *s_bucket;
+    *s_update, *s_pass_index, *s_bucket, *s_prevent_recursion;
 
 /* attrs.c */
 PyObject *ls_getattr(PyObject *obj, PyObject *name);
@@ -53,6 +53,7 @@ int ls_attr_true(PyObject *ce, PyObject *name);
 PyObject *ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* buckets.c */
 PyObject *ls_fill_plain(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *ls_recursion_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* hits.c */
 PyObject *ls_collect_hits(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* records.c */
