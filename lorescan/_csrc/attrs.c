@@ -61,3 +61,18 @@ ls_getattr(PyObject *obj, PyObject *name)
     }
     return PyObject_GetAttr(obj, name);
 }
+
+
+/* An entry's text in this evaluation: contents[gid] (its content with macros substituted), else its
+ * own content; a new reference, or NULL with an exception. */
+PyObject *
+ls_entry_text(PyObject *ce, PyObject *gid, PyObject *contents)
+{
+    PyObject *text = PyDict_GetItemWithError(contents, gid);     /* borrowed */
+
+    if (text != NULL) {
+        Py_INCREF(text);
+        return text;
+    }
+    return PyErr_Occurred() ? NULL : ls_getattr(ce, s_content);
+}

@@ -38,11 +38,9 @@ ls_fill_plain(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         g = ls_getattr(ce, s_gid);
         if (g == NULL)
             return NULL;
-        text = PyDict_GetItemWithError(contents, g);    /* borrowed */
+        text = ls_entry_text(ce, g, contents);
         Py_DECREF(g);
-        if (text != NULL)
-            Py_INCREF(text);
-        else if (PyErr_Occurred() || (text = ls_getattr(ce, s_content)) == NULL)
+        if (text == NULL)
             return NULL;
         r = PyObject_IsTrue(text);
         if (r <= 0) {
@@ -112,11 +110,9 @@ ls_recursion_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                 goto error;
             continue;
         }
-        text = PyDict_GetItemWithError(contents, g);    /* borrowed */
+        text = ls_entry_text(ce, g, contents);
         Py_DECREF(g);
-        if (text != NULL)
-            Py_INCREF(text);
-        else if (PyErr_Occurred() || (text = ls_getattr(ce, s_content)) == NULL)
+        if (text == NULL)
             goto error;
         r = PyList_Append(lines, text);
         Py_DECREF(text);

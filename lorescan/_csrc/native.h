@@ -43,6 +43,7 @@ extern PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_ke
 
 /* attrs.c */
 PyObject *ls_getattr(PyObject *obj, PyObject *name);
+PyObject *ls_entry_text(PyObject *ce, PyObject *gid, PyObject *contents);
 /* gates.c */
 PyObject *ls_bitmap(PyObject *self, PyObject *ids);
 /* order.c */

@@ -62,10 +62,8 @@ ls_activation_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         g = ls_getattr(ce, s_gid);
         if (g == NULL || !ls_as_ll(g, &gid) || gid < 0 || gid > (LLONG_MAX >> 4))
             goto error;
-        text = PyDict_GetItemWithError(contents, g);
-        if (text != NULL)
-            Py_INCREF(text);
-        else if (PyErr_Occurred() || (text = ls_getattr(ce, s_content)) == NULL)
+        text = ls_entry_text(ce, g, contents);
+        if (text == NULL)
             goto error;
         pass = PyDict_GetItemWithError(pass_of, g);
         if (pass != NULL)
