@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Sequence
 from itertools import chain, compress, count, islice, repeat
 from operator import and_, attrgetter, is_, not_
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from . import _js
 from ._compile import CompiledEntry
@@ -46,6 +46,15 @@ _ABSENT: Final = Sentinel.ABSENT
 #: visible message of every chat, 2.7 times the scans per generation of 200 chats in turn)
 HITS_MEMO_SIZE = 20_000
 _KEYS, _SECONDARY = attrgetter("keys"), attrgetter("keys_secondary")
+
+
+def make_room(memo: dict[Any, Any], size: int) -> None:
+    """Before adding to a memo bounded at ``size``: when full, its older half is forgotten (dicts
+    keep insertion order), so what is in use now stays."""
+    if len(memo) >= size:
+        for old in list(islice(memo, size // 2)):
+            del memo[old]
+
 
 _GID = attrgetter("gid")
 _CS, _WW = attrgetter("case_sensitive"), attrgetter("match_whole_words")   # an entry's own modes
@@ -338,11 +347,8 @@ class BoundIndex:
             self._find(text, found)
             self.refresh()
         result = frozenset(found)
-        memo = self.hits_memo
-        if len(memo) >= HITS_MEMO_SIZE:    # messages and recursed contents: the older half goes
-            for old in list(islice(memo, HITS_MEMO_SIZE // 2)):
-                del memo[old]
-        memo[text] = result
+        make_room(self.hits_memo, HITS_MEMO_SIZE)
+        self.hits_memo[text] = result
         return result
 
     def _find(self, text: str, found: set[int]) -> None:

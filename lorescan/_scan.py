@@ -15,13 +15,13 @@ and the rare plain keys that contain ``"\\x01"``, are run on the exact per-entry
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from itertools import compress, islice
+from itertools import compress
 from operator import attrgetter, not_
 from typing import Any, cast
 
 from . import _js
 from ._compile import CompiledEntry
-from ._index import BoundIndex
+from ._index import BoundIndex, make_room
 from ._jsregex import PIECE_MARKED, JsRegex
 from ._keys import EMPTY, MARKER, REGEX, SKIP, TIMED_OUT, Key, KeyItem, match_key_text
 from ._macros import MacroEnv, substitute
@@ -387,9 +387,7 @@ def _named(memo: dict[tuple[str, str], str], name: str, mes: str) -> str:
     k = (name, mes)
     got = memo.get(k)
     if got is None:
-        if len(memo) >= NAMED_SIZE:
-            for old in list(islice(memo, NAMED_SIZE // 2)):
-                del memo[old]
+        make_room(memo, NAMED_SIZE)
         got = memo[k] = f"{name}: {mes}"
     return got
 

@@ -46,11 +46,12 @@ ls_getattr(PyObject *obj, PyObject *name)
 
     if (p->type != type || p->name != name) {
         Py_ssize_t offset = slot_offset(type, name);
+        PyTypeObject *old = p->type;
         Py_INCREF(type);
-        Py_XDECREF(p->type);
         p->type = type;
         p->name = name;
         p->offset = offset;
+        Py_XDECREF(old);    /* last: freeing the old class may run code that reads this table */
     }
     if (p->offset > 0) {
         v = *(PyObject **)((char *)obj + p->offset);

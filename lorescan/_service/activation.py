@@ -225,7 +225,8 @@ def activate_job(compiled: Compiled, sc: dict[str, Any], mode: Mode, *, store: S
     else:
         raise ServiceError(409, "conflict", f"the session {session!r} was written by other requests {SESSION_TRIES} "
                                             "times while this one ran; send it again", "session")
-    shaped = [_shape(compiled, request, result, mode, trace) for request, result in pairs]
+    with scenario_errors():
+        shaped = [_shape(compiled, request, result, mode, trace) for request, result in pairs]
     metrics.activations.inc(len(pairs))
     metrics.entries_activated.inc(sum(len(result.activated) for _, result in pairs))
     metrics.overflows.inc(sum(1 for _, result in pairs if result.overflowed))
