@@ -5,6 +5,8 @@ from typing import Any
 
 def bitmap(ids: set[int] | frozenset[int], /) -> bytes: ...
 
+def json_string(text: str, /) -> str: ...
+
 def spend_lines(now: list[Any], j: int, memo: dict[str, int], state: list[Any], budget: int, base: int, skip: bool,
                 by_key: bool, count: int, contents: dict[int, str], activated: dict[Any, Any], done: set[int],
                 pass_of: dict[int, int], group_names: set[str], group_fields: set[str], roll: Callable[[Any], bool],

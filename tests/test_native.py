@@ -312,3 +312,24 @@ def test_the_c_recursion_lines_agree_with_the_python_ones(fields, failed, conten
     assert entries == want and lines == [contents.get(ce.gid, ce.content) for ce in want]
     with pytest.raises(TypeError):
         native.recursion_lines(now, list(failed), contents)
+
+
+JSON_CHARS = st.characters(codec=None) | st.sampled_from(list('"\\\n\r\t\b\f\x00\x1f\x7f~ aé€😀') + ["\ud800", "\udfff"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(JSON_CHARS, max_size=60) | st.text(st.sampled_from(list('ab "\\\n\x7f\x01~')), max_size=80))
+def test_json_string_gives_the_standard_librarys_ascii_escapes(text) -> None:
+    import json
+
+    assert native.json_string(text) == json.encoder.encode_basestring_ascii(text)
+
+
+def test_json_string_of_a_long_text_and_of_what_is_not_a_string() -> None:
+    import json
+
+    text = ("A line with \"quotes\", a back\\slash and a tab\t.\n" * 2000) + "\x7f"
+    assert native.json_string(text) == json.encoder.encode_basestring_ascii(text)
+    assert native.json_string("x" * 4096) == '"' + "x" * 4096 + '"'
+    with pytest.raises(TypeError, match="json_string: a str, not int"):
+        native.json_string(5)

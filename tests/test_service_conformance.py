@@ -136,3 +136,26 @@ def test_turn_by_turn_through_a_session_gives_the_same_timed_results(by_turns: d
                     if not t.get("dry_run", sc.get("dry_run")))
         assert {kind: {k: {f: v for f, v in e.items() if f != "hash"} for k, e in stored["timed"][kind].items()}
                 for kind in ("sticky", "cooldown")} == last["timed"]
+
+
+@pytest.mark.parametrize("body", [
+    {"result": {"before": "line one\nline \"two\" \\ é 😀 \ud800", "depth": [{"depth": 4, "role": 0, "entries": ["x"]}],
+                "budget": 2.5, "n": None, "ok": True, "keys": {1: "int key", 2.5: "float key", None: "none"}}},
+    ["top", "level", 1, -0.0, 1e300],
+    "a string alone\n",
+    {"nan": float("nan"), "inf": [float("inf"), -float("inf")]},
+])
+def test_json_bytes_are_the_standard_encoders_bytes(body) -> None:
+    import math
+
+    def finite(v):
+        if isinstance(v, float):
+            return v if math.isfinite(v) else None
+        if isinstance(v, dict):
+            return {k: finite(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [finite(x) for x in v]
+        return v
+
+    expected = json.dumps(finite(body), separators=(",", ":"), allow_nan=False).encode("ascii")
+    assert json_bytes(body) == expected

@@ -8,7 +8,8 @@
  *   records.c  the activation records (activation_records);
  *   buckets.c  the prompt's plain buckets (fill_plain), and what recursion scans (recursion_lines);
  *   hits.c     the needles an automaton finds in a piece of scan text (collect_hits);
- *   attrs.c    slot attributes read at their offsets (ls_getattr, for the files above).
+ *   attrs.c    slot attributes read at their offsets (ls_getattr, for the files above);
+ *   json.c     a string as a JSON literal (json_string: the service's replies carry entry texts).
  *
  * The Python engine stays the reference: each file names the Python code it must agree with, and
  * the tests compare the two. Built when a C compiler is there (setup.py marks it optional);
@@ -37,6 +38,9 @@ static PyMethodDef module_methods[] = {
     {"collect_hits", (PyCFunction)(void (*)(void))ls_collect_hits, METH_FASTCALL,
      "collect_hits(matches, text, found, word, length, base) -> None: add the new needle ids an automaton's "
      "iter(text) finds to `found`, but whole-word needles with an ASCII word character beside them."},
+    {"json_string", (PyCFunction)ls_json_string, METH_O,
+     "json_string(text) -> str: text as a JSON string literal, everything beyond ASCII escaped "
+     "(what json.encoder.encode_basestring_ascii gives)."},
     {"bitmap", (PyCFunction)ls_bitmap, METH_O,
      "bitmap(ids) -> bytes: bit n set for each needle id n in the set."},
     {NULL, NULL, 0, NULL},

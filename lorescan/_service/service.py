@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 
 from fastapi import Response
 
+from .. import _index
 from .._errors import LorescanError
 from .._mode import Mode, mode_for, with_options
 from .cache import Compiled, CompiledCache
@@ -40,6 +41,13 @@ from .metrics import Metrics
 from .store import Store
 
 T = TypeVar("T")
+
+try:
+    from json.encoder import c_make_encoder  # type: ignore[attr-defined]
+except ImportError:     # an interpreter without the _json accelerator
+    c_make_encoder = None
+#: the extension's JSON string escaper, or None (no extension, or LORESCAN_NATIVE=0)
+_native_string = _index.native.json_string if _index.native is not None else None
 DEFAULT_VERSION = "1.18"
 DEFAULT_TOKENIZER = "chars4"
 #: the longest a request's evaluations may be expected to take and still run on the event loop
@@ -146,12 +154,28 @@ def release_memory() -> None:
 
 def json_bytes(body: Any) -> bytes:
     """JSON as JavaScript's ``JSON.stringify`` reads it back: NaN and infinities as ``null``, and
-    everything beyond ASCII escaped (the fastest of Python's encoders, and safe for lone surrogates)."""
+    everything beyond ASCII escaped (the fastest of Python's encoders, and safe for lone surrogates).
+    The bytes are ``json.dumps(body, separators=(",", ":"), allow_nan=False)``'s; with the C
+    extension, long strings (an activation's entry texts) are escaped a few times faster."""
     try:
-        text = json.dumps(body, separators=(",", ":"), allow_nan=False)
+        text = _dumps(body)
     except ValueError:
-        text = json.dumps(_finite(body), separators=(",", ":"), allow_nan=False)
+        text = _dumps(_finite(body))
     return text.encode("ascii")
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _dumps(body: Any) -> str:
+    encoder = _native_string
+    if encoder is None or c_make_encoder is None:
+        return json.dumps(body, separators=(",", ":"), allow_nan=False)
+    # json.dumps's own C encoder (circular check on, keys as they are, NaN refused), strings
+    # escaped by the extension's json_string, which gives encode_basestring_ascii's text
+    encode = c_make_encoder({}, _refuse, encoder, None, ":", ",", False, False, False)
+    return "".join(encode(body, 0))
 
 
 def _finite(value: Any) -> Any:

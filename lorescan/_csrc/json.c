@@ -1,0 +1,173 @@
+/* A string as a JSON string literal, everything beyond ASCII escaped (json_string); Python's
+ * json.encoder.encode_basestring_ascii is the reference, and must give the same text.
+ *
+ * The service's replies and the proxy's forwarded bodies carry the activated entries' text,
+ * tens of kB per generation, mostly in a few long strings with few characters to escape. This
+ * copies the runs between escapes whole instead of one character at a time. */
+#include "native.h"
+
+/* 0: copied as it is; 'u': \u00XX; else the letter after the backslash */
+static char escape_of[128];
+
+static void
+init_escapes(void)
+{
+    int c;
+    for (c = 0; c < 0x20; c++)
+        escape_of[c] = 'u';
+    escape_of['"'] = '"';
+    escape_of['\\'] = '\\';
+    escape_of['\n'] = 'n';
+    escape_of['\r'] = 'r';
+    escape_of['\t'] = 't';
+    escape_of['\b'] = 'b';
+    escape_of['\f'] = 'f';
+    escape_of[0x7f] = 'u';
+}
+
+static const char hexdigits[] = "0123456789abcdef";
+
+/* how many output characters `ch` takes */
+static inline Py_ssize_t
+width(Py_UCS4 ch)
+{
+    if (ch < 128)
+        return escape_of[ch] == 0 ? 1 : escape_of[ch] == 'u' ? 6 : 2;
+    return ch >= 0x10000 ? 12 : 6;
+}
+
+static inline Py_UCS1 *
+put_u(Py_UCS1 *out, Py_UCS4 ch)
+{
+    *out++ = '\\';
+    *out++ = 'u';
+    *out++ = hexdigits[(ch >> 12) & 0xf];
+    *out++ = hexdigits[(ch >> 8) & 0xf];
+    *out++ = hexdigits[(ch >> 4) & 0xf];
+    *out++ = hexdigits[ch & 0xf];
+    return out;
+}
+
+static inline Py_UCS1 *
+put_escaped(Py_UCS1 *out, Py_UCS4 ch)
+{
+    if (ch < 128) {
+        char e = escape_of[ch];
+        if (e != 'u') {
+            *out++ = '\\';
+            *out++ = (Py_UCS1)e;
+            return out;
+        }
+        return put_u(out, ch);
+    }
+    if (ch >= 0x10000) {        /* a surrogate pair */
+        Py_UCS4 v = ch - 0x10000;
+        out = put_u(out, 0xd800 | ((v >> 10) & 0x3ff));
+        return put_u(out, 0xdc00 | (v & 0x3ff));
+    }
+    return put_u(out, ch);
+}
+
+/* Whether any byte of 8 ASCII bytes needs an escape: below 0x20, '"', '\\' or 0x7f. */
+static inline int
+word_needs_escape(uint64_t x)
+{
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t below = (x - ones * 0x20) & ~x;
+    uint64_t quote = x ^ (ones * '"'), slash = x ^ (ones * '\\'), del = x ^ (ones * 0x7f);
+    uint64_t hit = below | ((quote - ones) & ~quote) | ((slash - ones) & ~slash) | ((del - ones) & ~del);
+    return (hit & high) != 0;
+}
+
+/* The output width of an ASCII string's characters (escapes included). */
+static Py_ssize_t
+ascii_width(const Py_UCS1 *s, Py_ssize_t n)
+{
+    Py_ssize_t i = 0, size = n;
+    uint64_t x;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&x, s + i, 8);
+        if (word_needs_escape(x)) {
+            Py_ssize_t k;
+            for (k = i; k < i + 8; k++)
+                if (escape_of[s[k]])
+                    size += escape_of[s[k]] == 'u' ? 5 : 1;
+        }
+    }
+    for (; i < n; i++)
+        if (escape_of[s[i]])
+            size += escape_of[s[i]] == 'u' ? 5 : 1;
+    return size;
+}
+
+/* An ASCII string's characters written at `w`, runs without escapes copied whole. */
+static Py_UCS1 *
+ascii_write(Py_UCS1 *w, const Py_UCS1 *s, Py_ssize_t n)
+{
+    Py_ssize_t i = 0, run = 0;
+    uint64_t x;
+    while (i < n) {
+        while (run + 8 <= n) {
+            memcpy(&x, s + run, 8);
+            if (word_needs_escape(x))
+                break;
+            run += 8;
+        }
+        while (run < n && escape_of[s[run]] == 0)
+            run++;
+        memcpy(w, s + i, (size_t)(run - i));
+        w += run - i;
+        if (run < n)
+            w = put_escaped(w, s[run++]);
+        i = run;
+    }
+    return w;
+}
+
+PyObject *
+ls_json_string(PyObject *self, PyObject *text)
+{
+    Py_ssize_t n, i, size;
+    int kind;
+    const void *data;
+    PyObject *out;
+    Py_UCS1 *w;
+
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "json_string: a str, not %.100s", Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    if (escape_of['"'] == 0)
+        init_escapes();
+    n = PyUnicode_GET_LENGTH(text);
+    kind = PyUnicode_KIND(text);
+    data = PyUnicode_DATA(text);
+    if (PyUnicode_IS_ASCII(text)) {
+        size = ascii_width((const Py_UCS1 *)data, n) + 2;
+        out = PyUnicode_New(size, 127);
+        if (out == NULL)
+            return NULL;
+        w = PyUnicode_1BYTE_DATA(out);
+        *w++ = '"';
+        w = ascii_write(w, (const Py_UCS1 *)data, n);
+        *w = '"';
+        return out;
+    }
+    size = 2;
+    for (i = 0; i < n; i++)
+        size += width(PyUnicode_READ(kind, data, i));
+    out = PyUnicode_New(size, 127);
+    if (out == NULL)
+        return NULL;
+    w = PyUnicode_1BYTE_DATA(out);
+    *w++ = '"';
+    for (i = 0; i < n; i++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        if (ch < 128 && escape_of[ch] == 0)
+            *w++ = (Py_UCS1)ch;
+        else
+            w = put_escaped(w, ch);
+    }
+    *w = '"';
+    return out;
+}
