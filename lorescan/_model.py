@@ -308,11 +308,20 @@ class Settings(BaseModel):
         return budget
 
 
+#: each model's field names, read once (``model_fields`` costs a descriptor call per read)
+_FIELD_NAMES: dict[type, frozenset[str]] = {}
+
+
 def known_names(cls: type[BaseModel], data: Any, what: str) -> Any:
     """A ``mode="before"`` validator's body: ``data`` as it is, or an error naming each unknown
     name and the closest known one (``what``: "setting", "field")."""
     if isinstance(data, dict):
-        unknown = [k for k in data if k not in cls.model_fields]
+        names = _FIELD_NAMES.get(cls)
+        if names is None:
+            names = _FIELD_NAMES[cls] = frozenset(cls.model_fields)
+        if names.issuperset(data):      # the common case: every name known
+            return data
+        unknown = [k for k in data if k not in names]
         if unknown:
             raise unknown_names_error(cls.__name__, data, unknown, list(cls.model_fields), what)
     return data
@@ -566,9 +575,10 @@ class ActivationResult(BaseModel):
     trace: Any = None
 
     def activated_keys(self) -> list[str]:
-        return [a.key for a in self.activated]
+        return list(map(_KEY, self.activated))
 
 
+_KEY = attrgetter("key")
 _M = TypeVar("_M", bound=BaseModel)
 
 

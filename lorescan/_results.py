@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._model import ActivationResult
+from ._model import ActivationResult, DepthGroup, ExampleEntry
 
 
 def result_json(result: ActivationResult, *, outlets: bool = True, trace: bool = False) -> dict[str, Any]:
@@ -21,8 +21,8 @@ def result_json(result: ActivationResult, *, outlets: bool = True, trace: bool =
         "after": result.after,
         "an_top": result.an_top,
         "an_bottom": result.an_bottom,
-        "em": [e.model_dump() for e in result.em],
-        "depth": [g.model_dump() for g in result.depth],
+        "em": [_dumped(e) for e in result.em],
+        "depth": [_dumped(g) for g in result.depth],
         "timed": result.timed.to_json(),
         "rolls": result.rolls,
     }
@@ -31,6 +31,12 @@ def result_json(result: ActivationResult, *, outlets: bool = True, trace: bool =
     if trace and result.trace is not None:
         out["trace"] = result.trace
     return out
+
+
+def _dumped(model: ExampleEntry | DepthGroup) -> dict[str, Any]:
+    """``model.model_dump()`` for an example entry or a depth group, whose fields hold only scalars
+    and a list of strings: the fields in order, the list copied (a test pins the two equal)."""
+    return {name: list(value) if type(value) is list else value for name, value in model.__dict__.items()}
 
 
 def turns_json(results: list[ActivationResult], *, outlets: bool = True) -> dict[str, Any]:

@@ -108,6 +108,9 @@ def scenario_chat(messages: Any, where: str = "chat") -> list[ChatMessage]:
         raise LorescanError("must be a list of messages", field=where)
     out = []
     for i, m in enumerate(messages):
+        if type(m) is ChatMessage:      # read already (the service reads a chat's messages once)
+            out.append(m)
+            continue
         try:
             out.append(build(ChatMessage, m))
         except ValidationError as exc:
@@ -199,6 +202,27 @@ def evaluate_scenario(lore: Lore, sc: dict[str, Any], *, timed: TimedState | Non
     return out
 
 
+#: settings already validated, by each name's type and value (a service is sent the same settings
+#: with every generation); a Settings object is never changed once made, so one serves them all
+_SETTINGS: dict[tuple[tuple[str, type, Any], ...], Settings] = {}
+_SETTINGS_KEPT = 256
+
+
+def valid_settings(data: dict[str, Any]) -> Settings:
+    """``Settings.model_validate(data)``, made once for the same names, types and values."""
+    try:
+        key = tuple((name, type(value), value) for name, value in data.items())
+        got = _SETTINGS.get(key)
+    except TypeError:           # a value that is a list or an object: validation says what is wrong
+        return Settings.model_validate(data)
+    if got is None:
+        got = Settings.model_validate(data)
+        if len(_SETTINGS) >= _SETTINGS_KEPT:
+            _SETTINGS.clear()
+        _SETTINGS[key] = got
+    return got
+
+
 def scenario_request(sc: dict[str, Any], turn: dict[str, Any], base_settings: dict[str, Any],
                      chat: list[ChatMessage], timed: TimedState | None, rng: RandomSource | None = None,
                      trace: bool = False, trace_focus: list[str] | None = None) -> ActivationRequest:
@@ -207,7 +231,7 @@ def scenario_request(sc: dict[str, Any], turn: dict[str, Any], base_settings: di
         return turn[name] if name in turn else sc.get(name, default)
 
     try:
-        settings = Settings.model_validate({**base_settings, **_object(turn.get("settings"), "settings")})
+        settings = valid_settings({**base_settings, **_object(turn.get("settings"), "settings")})
     except ValidationError as exc:
         err = validation_error(exc, prefix="settings.")
         raise ScenarioError(err.message, field=err.field) from None

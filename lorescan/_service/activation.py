@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from .._construct import build
 from .._errors import LorescanError
 from .._evidence import budget_use, closest_miss, message_spans
 from .._explain import entries_by_key, explain_many
@@ -34,7 +35,7 @@ from .._mode import Mode
 from .._model import ActivationResult, ChatMessage, Lorebook, Settings, TimedState, validation_error
 from .._request import ActivationRequest
 from .._results import result_json
-from .._scenario import evaluate_scenario, scenario_books, scenario_errors
+from .._scenario import evaluate_scenario, scenario_books, scenario_errors, valid_settings
 from .books import load_stored
 from .cache import Compiled
 from .errors import ServiceError, not_found
@@ -115,7 +116,7 @@ def check_settings(data: Any, where: str) -> None:
     if not isinstance(data, dict):
         return                  # absent, or not an object: the scenario reader says so
     try:
-        Settings.model_validate(data)
+        valid_settings(data)
     except ValidationError as exc:
         loc = ".".join(str(x) for x in exc.errors()[0].get("loc", ()))
         err = validation_error(exc, prefix=f"{where}.")
@@ -129,11 +130,39 @@ _ROLE_MESSAGES: dict[tuple[str, str, str | None, str, str], ChatMessage] = {}
 _ROLE_MESSAGES_KEPT = 8_192
 
 
+#: SillyTavern messages already read, by their fields (names and values, and the values' types),
+#: for the same reason; a message with a list or an object among its fields is read every time
+_CHAT_MESSAGES: dict[tuple[tuple[tuple[str, Any], ...], tuple[type, ...]], ChatMessage] = {}
+
+
+def _chat_message(item: dict[str, Any]) -> ChatMessage | dict[str, Any]:
+    """A SillyTavern message as a :class:`ChatMessage`, read once; the dict itself when it is not
+    valid (the scenario reader then names the field) or cannot be a key."""
+    try:
+        key = (tuple(item.items()), tuple(map(type, item.values())))
+        got = _CHAT_MESSAGES.get(key)
+    except TypeError:           # a value that is a list or an object
+        return item
+    if got is None:
+        try:
+            got = build(ChatMessage, item)
+        except ValidationError:
+            return item
+        if len(_CHAT_MESSAGES) >= _ROLE_MESSAGES_KEPT:
+            _CHAT_MESSAGES.clear()
+        _CHAT_MESSAGES[key] = got
+    return got
+
+
 def _messages(items: list[Any], where: str, user_name: str, char_name: str) -> list[Any]:
-    """The chat with OpenAI-style messages read as SillyTavern messages (others as they are)."""
+    """The chat with OpenAI-style messages read as SillyTavern messages, and SillyTavern messages
+    read as :class:`ChatMessage` where they can be (others as they are)."""
     out = []
     memo = _ROLE_MESSAGES
     for i, item in enumerate(items):
+        if type(item) is dict and "role" not in item:
+            out.append(_chat_message(item))
+            continue
         if isinstance(item, dict) and "role" in item and "mes" not in item:
             role, content, name = item["role"], item.get("content"), item.get("name")
             key = None
@@ -158,21 +187,40 @@ def _messages(items: list[Any], where: str, user_name: str, char_name: str) -> l
 
 def stored_refs(body: ActivateBody, store: Store) -> list[BookRef]:
     """The stored books the body names, each with its scope for this request (404 for an unknown one)."""
-    refs = []
+    refs: list[BookRef] = []
+    if not body.stored_books:
+        return refs
+    books = store.books         # read once: one query to the store, whatever the count
     for i, item in enumerate(body.stored_books):
-        ref = item if isinstance(item, StoredBook) else StoredBook(name=item)
-        record = store.books.get(ref.name)
+        name, scope = (item.name, item.scope) if isinstance(item, StoredBook) else (item, None)
+        record = books.get(name)
         if record is None:
-            raise not_found("stored book", ref.name, f"stored_books[{i}]")
-        refs.append(BookRef(ref.name, ref.scope or record.scope, record.hash))
+            raise not_found("stored book", name, f"stored_books[{i}]")
+        refs.append(BookRef(name, scope or record.scope, record.hash))
     return refs
 
 
 def books_key(sc: dict[str, Any], refs: list[BookRef], mode: Mode, tokenizer: str) -> str:
     """The compiled-book cache key: a hash of everything a compile reads (see ``cache``)."""
     inline = {k: sc[k] for k in INLINE_FIELDS if k in sc}     # an empty book given is a book
-    inline_hash = hashlib.sha256(json.dumps(inline, separators=(",", ":")).encode()).hexdigest() if inline else ""
     stored = [(r.hash, r.name, r.scope) for r in refs]
+    if not inline:              # stored books only, as most requests send: the key is remembered
+        known = (tuple(stored), mode, tokenizer)
+        got = _STORED_KEYS.get(known)
+        if got is None:
+            if len(_STORED_KEYS) >= 1024:
+                _STORED_KEYS.clear()
+            got = _STORED_KEYS[known] = _books_key("", stored, mode, tokenizer)
+        return got
+    inline_hash = hashlib.sha256(json.dumps(inline, separators=(",", ":")).encode()).hexdigest()
+    return _books_key(inline_hash, stored, mode, tokenizer)
+
+
+#: the keys of requests naming only stored books, by (stored books, mode, tokenizer)
+_STORED_KEYS: dict[tuple[tuple[tuple[str, str, str], ...], Mode, str], str] = {}
+
+
+def _books_key(inline_hash: str, stored: list[tuple[str, str, str]], mode: Mode, tokenizer: str) -> str:
     return hashlib.sha256(repr((inline_hash, stored, repr(mode), tokenizer)).encode("utf-8")).hexdigest()
 
 

@@ -224,14 +224,16 @@ def depth_prompts(groups: list[dict[str, Any]]) -> dict[int, list[dict[str, str]
             continue
         key = f"customDepthWI_{js_string(group['depth'])}_{js_string(group.get('role'))}"
         prompts[key] = (to_number(group["depth"]), to_number(group.get("role")), "\n".join(group["entries"]))
+    at_depth: dict[float, list[tuple[float, str]]] = {}
+    for _, (d, r, v) in sorted(prompts.items()):        # joined by key name within a depth and role
+        if v and d == d and 0 <= d <= MAX_DEPTH and d == int(d):
+            at_depth.setdefault(d, []).append((r, v))
     by_depth: dict[int, list[dict[str, str]]] = {}
-    ordered = sorted(prompts.items())       # joined by key name within a depth and role
-    for depth in sorted({d for d, _, _ in prompts.values() if d == d and 0 <= d <= MAX_DEPTH and d == int(d)}):
+    for depth in sorted(at_depth):
         inserted = []
-        at_depth = [(r, v) for _, (d, r, v) in ordered if d == depth and v]
         for number, role in DEPTH_ROLES:
-            values = [trim(v) for r, v in at_depth if r == number]
-            text = trim("\n".join(values))
+            values = [trim(v) for r, v in at_depth[depth] if r == number]
+            text = trim("\n".join(values)) if values else ""
             if text:
                 inserted.append({"role": role, "content": text})
         if inserted:
