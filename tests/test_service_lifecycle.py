@@ -214,3 +214,17 @@ def test_a_completion_over_the_body_limit_is_refused_as_it_streams_in(tmp_path: 
     finally:
         assert srv.stop() in STOPPED, srv.output()
         fake.stop()
+
+
+def test_access_lines_are_logged_at_info_and_not_formatted_above_it(tmp_path: Path) -> None:
+    from lorescan._service.config import access_log
+
+    assert [access_log(level) for level in ("debug", "info", "warning", "error", "critical")] == \
+        [True, True, False, False, False]
+    for level, logged in (("info", True), ("warning", False)):
+        server = Server(tmp_path / level, "--log-level", level)
+        try:
+            assert httpx.get(server.url + "/v1/books", timeout=10).status_code == 200
+        finally:
+            server.stop()
+        assert ('"GET /v1/books HTTP/1.1" 200' in server.output()) is logged, server.output()

@@ -179,11 +179,13 @@ def run(args: argparse.Namespace) -> int:
         import uvicorn
 
         from .._service.app import create_app
+        from .._service.config import access_log
 
         with _store_errors(data):
             app = create_app(config)
         print(shown.format(port=args.port), file=sys.stderr, flush=True)
-        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, timeout_graceful_shutdown=30)
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, timeout_graceful_shutdown=30,
+                    access_log=access_log(args.log_level))
         return 0
     from .._service.store import Store
     from .._service.supervisor import bind, serve_processes

@@ -82,3 +82,9 @@ def shown_url(url: str) -> str:
         host = f"[{host}]"
     netloc = host + (f":{parts.port}" if parts.port else "")
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def access_log(log_level: str) -> bool:
+    """Whether uvicorn should format an access-log line per request: only when ``log_level`` shows
+    them (at ``warning`` and above it would format each line, then drop it)."""
+    return log_level in ("info", "debug", "trace")

@@ -30,7 +30,7 @@ from multiprocessing.connection import wait
 from multiprocessing.process import BaseProcess
 from types import FrameType
 
-from .config import ServiceConfig
+from .config import ServiceConfig, access_log
 
 log = logging.getLogger("lorescan.serve")
 
@@ -137,7 +137,8 @@ def run_child(config: ServiceConfig, sock: socket.socket, log_level: str) -> Non
 
     from .app import create_app
 
-    server = uvicorn.Server(uvicorn.Config(create_app(config), log_level=log_level, timeout_graceful_shutdown=GRACE))
+    server = uvicorn.Server(uvicorn.Config(create_app(config), log_level=log_level, timeout_graceful_shutdown=GRACE,
+                                           access_log=access_log(log_level)))
     server.run(sockets=[sock])
 
 
