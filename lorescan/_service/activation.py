@@ -131,7 +131,9 @@ _ROLE_MESSAGES_KEPT = 8_192
 
 
 #: SillyTavern messages already read, by their fields (names and values, and the values' types),
-#: for the same reason; a message with a list or an object among its fields is read every time
+#: for the same reason; a message with a list or an object among its fields is read every time.
+#: Cleared past ``_CHAT_MESSAGES_KEPT`` (about 5 MB at most: the chats of a few dozen users)
+_CHAT_MESSAGES_KEPT = 4_096
 _CHAT_MESSAGES: dict[tuple[tuple[tuple[str, Any], ...], tuple[type, ...]], ChatMessage] = {}
 
 
@@ -148,7 +150,7 @@ def _chat_message(item: dict[str, Any]) -> ChatMessage | dict[str, Any]:
             got = build(ChatMessage, item)
         except ValidationError:
             return item
-        if len(_CHAT_MESSAGES) >= _ROLE_MESSAGES_KEPT:
+        if len(_CHAT_MESSAGES) >= _CHAT_MESSAGES_KEPT:
             _CHAT_MESSAGES.clear()
         _CHAT_MESSAGES[key] = got
     return got
