@@ -412,23 +412,5 @@ def test_openai_messages_are_read_once_per_role_content_name_and_names() -> None
     parts = _messages([{"role": "user", "content": [{"type": "text", "text": "hi"}]},
                        {"name": "U", "is_user": True, "mes": "as is"}], "chat", "Rowan", "Ines")
     assert (parts[0].name, parts[0].mes) == ("Rowan", "hi")
-    assert (parts[1].name, parts[1].is_user, parts[1].mes) == ("U", True, "as is")
+    assert parts[1] == {"name": "U", "is_user": True, "mes": "as is"}
 
-
-def test_sillytavern_messages_are_read_once_by_their_fields() -> None:
-    from lorescan._model import ChatMessage
-    from lorescan._service.activation import _messages
-
-    chat = [{"name": "U", "is_user": True, "mes": "the bell"}, {"name": "C", "is_user": False, "mes": "It rings.",
-                                                                 "send_date": 17}]
-    first = _messages(chat, "chat", "Rowan", "Ines")
-    assert [type(m) for m in first] == [ChatMessage, ChatMessage]
-    assert [(m.name, m.is_user, m.mes) for m in first] == [("U", True, "the bell"), ("C", False, "It rings.")]
-    assert first[1].model_extra == {"send_date": 17}
-    assert all(a is b for a, b in zip(_messages(chat, "chat", "Sam", "Bo"), first))    # names play no part
-    # the same values of other types are other messages: 1 is not True here
-    assert _messages([{"name": "U", "is_user": 1, "mes": "the bell"}], "chat", "R", "I")[0] is not first[0]
-    # a message the reader refuses, or one with a list or an object in it, is left to the scenario reader
-    bad = {"name": "U", "mes": ["not", "text"]}
-    swiped = {"name": "U", "mes": "hi", "swipes": ["hi", "hello"]}
-    assert _messages([bad, swiped], "chat", "R", "I") == [bad, swiped]

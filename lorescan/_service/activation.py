@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from .._construct import build
 from .._errors import LorescanError
 from .._evidence import budget_use, closest_miss, message_spans
 from .._explain import entries_by_key, explain_many
@@ -130,41 +129,13 @@ _ROLE_MESSAGES: dict[tuple[str, str, str | None, str, str], ChatMessage] = {}
 _ROLE_MESSAGES_KEPT = 8_192
 
 
-#: SillyTavern messages already read, by their fields (names and values, and the values' types),
-#: for the same reason; a message with a list or an object among its fields is read every time.
-#: Cleared past ``_CHAT_MESSAGES_KEPT`` (about 5 MB at most: the chats of a few dozen users)
-_CHAT_MESSAGES_KEPT = 4_096
-_CHAT_MESSAGES: dict[tuple[tuple[tuple[str, Any], ...], tuple[type, ...]], ChatMessage] = {}
-
-
-def _chat_message(item: dict[str, Any]) -> ChatMessage | dict[str, Any]:
-    """A SillyTavern message as a :class:`ChatMessage`, read once; the dict itself when it is not
-    valid (the scenario reader then names the field) or cannot be a key."""
-    try:
-        key = (tuple(item.items()), tuple(map(type, item.values())))
-        got = _CHAT_MESSAGES.get(key)
-    except TypeError:           # a value that is a list or an object
-        return item
-    if got is None:
-        try:
-            got = build(ChatMessage, item)
-        except ValidationError:
-            return item
-        if len(_CHAT_MESSAGES) >= _CHAT_MESSAGES_KEPT:
-            _CHAT_MESSAGES.clear()
-        _CHAT_MESSAGES[key] = got
-    return got
-
-
 def _messages(items: list[Any], where: str, user_name: str, char_name: str) -> list[Any]:
-    """The chat with OpenAI-style messages read as SillyTavern messages, and SillyTavern messages
-    read as :class:`ChatMessage` where they can be (others as they are)."""
+    """The chat with OpenAI-style messages read as SillyTavern messages (others as they are: the
+    scenario reader reads them, each time; a memo of them would keep tens of thousands under
+    load, the chats of a few hundred users, or miss)."""
     out = []
     memo = _ROLE_MESSAGES
     for i, item in enumerate(items):
-        if type(item) is dict and "role" not in item:
-            out.append(_chat_message(item))
-            continue
         if isinstance(item, dict) and "role" in item and "mes" not in item:
             role, content, name = item["role"], item.get("content"), item.get("name")
             key = None
