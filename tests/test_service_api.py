@@ -414,3 +414,18 @@ def test_openai_messages_are_read_once_per_role_content_name_and_names() -> None
     assert (parts[0].name, parts[0].mes) == ("Rowan", "hi")
     assert parts[1] == {"name": "U", "is_user": True, "mes": "as is"}
 
+
+
+def test_only_a_service_that_owns_its_process_raises_the_collectors_thresholds(tmp_path: Path) -> None:
+    from lorescan._service.app import create_app
+    from lorescan._service.config import ServiceConfig
+    from lorescan._service.service import GC_THRESHOLDS
+
+    before = gc.get_threshold()
+    try:
+        create_app(ServiceConfig(data_dir=tmp_path / "embedded")).state.service.close()
+        assert gc.get_threshold() == before            # an embedding app keeps its collector as it is
+        create_app(ServiceConfig(data_dir=tmp_path / "served", owns_process=True)).state.service.close()
+        assert gc.get_threshold() == GC_THRESHOLDS == (50_000, 20, 20)
+    finally:
+        gc.set_threshold(*before)

@@ -39,10 +39,11 @@ class ServiceConfig:
     ones run on the event loop). ``cors_origins``: web
     origins whose pages may call the service from a browser (``*`` for any). ``owns_process``: the
     service is the whole process (``lorescan serve``), so compiled books may be frozen out of the
-    cyclic collector with ``gc.freeze()``, which is process-wide (an embedding app keeps its own
-    collector as it is). ``upstream``: the OpenAI-compatible base URL (up to and including
-    ``/v1``) the proxy forwards chat completions to (``None``: no proxy); ``upstream_key``: the key
-    it sends there (``None``: the client's own ``Authorization``), never shown in a repr;
+    cyclic collector with ``gc.freeze()`` and the collector's thresholds raised, both process-wide
+    (an embedding app keeps its own collector as it is). ``upstream``: the OpenAI-compatible base
+    URL (up to and including ``/v1``) the proxy forwards chat completions to (``None``: no proxy);
+    ``upstream_key``: the key it sends there (``None``: the client's own ``Authorization``), never
+    shown in a repr;
     ``upstream_timeout``: seconds to wait for the upstream to connect, answer or send the next chunk.
     ``word_boundaries`` and ``card_book_settings``: the matching options beyond SillyTavern every
     activation uses unless its body sets its own.
