@@ -336,3 +336,20 @@ def test_batch_modules_keep_dask_out_of_the_core(tmp_path: Path) -> None:
                          capture_output=True, text=True)
     assert run.returncode == 2
     assert run.stderr.strip() == "lorescan: error: --dask needs Dask: pip install 'lorescan[dask]'"
+
+
+def test_a_pool_worker_raises_its_collectors_thresholds() -> None:
+    import gc
+
+    from lorescan._batch import local
+
+    spec = BatchSpec(books=(("lore.json", json.dumps({"entries": {"0": ENTRIES[0]}}).encode()),),
+                     settings=Settings(**SETTINGS))
+    before = gc.get_threshold()
+    try:
+        local._init(spec)
+        assert gc.get_threshold() == local.WORKER_GC_THRESHOLDS == (50_000, 20, 20)
+        assert local._SPEC is spec and local._DIGEST == spec.digest()
+    finally:
+        gc.set_threshold(*before)
+        local._SPEC = local._DIGEST = None
