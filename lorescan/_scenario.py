@@ -209,9 +209,11 @@ _SETTINGS_KEPT = 256
 
 
 def valid_settings(data: dict[str, Any]) -> Settings:
-    """``Settings.model_validate(data)``, made once for the same names, types and values."""
+    """``Settings.model_validate(data)``, made once for the same names, types and values (a float
+    by its exact bits: -0.0 is not 0.0 here)."""
     try:
-        key = tuple((name, type(value), value) for name, value in data.items())
+        key = tuple((name, type(value), value.hex() if type(value) is float else value)
+                    for name, value in data.items())
         got = _SETTINGS.get(key)
     except TypeError:           # a value that is a list or an object: validation says what is wrong
         return Settings.model_validate(data)

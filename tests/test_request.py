@@ -80,3 +80,22 @@ def test_build_stores_what_model_construct_stores() -> None:
     assert fast.chat is chat and fast.force_activate == [] and fast.settings is s
     bare = ActivationRequest.build(chat)
     assert bare.settings == Settings() and bare.force_activate is not ActivationRequest.build(chat).force_activate
+
+
+def test_settings_are_validated_once_per_distinct_names_types_and_values() -> None:
+    import pytest as _pytest
+    from pydantic import ValidationError
+
+    from lorescan._scenario import valid_settings
+
+    first = valid_settings({"world_info_depth": 3, "world_info_recursive": True})
+    assert first is valid_settings({"world_info_depth": 3, "world_info_recursive": True})
+    assert (first.world_info_depth, first.world_info_recursive) == (3, True)
+    # the same values of other types, or other bits, are other settings
+    assert valid_settings({"world_info_depth": 3, "world_info_recursive": 1}) is not first
+    zero, negative = valid_settings({"world_info_budget": 0.0}), valid_settings({"world_info_budget": -0.0})
+    assert zero is not negative and str(negative.world_info_budget) == "-0.0"
+    with _pytest.raises(ValidationError, match="world_info_dept"):
+        valid_settings({"world_info_dept": 3})
+    with _pytest.raises(ValidationError):
+        valid_settings({"world_info_depth": [3]})          # a list: not a key, validated (and refused)
