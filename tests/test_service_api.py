@@ -7,6 +7,7 @@ import gc
 import hashlib
 import json
 import random
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -416,16 +417,32 @@ def test_openai_messages_are_read_once_per_role_content_name_and_names() -> None
 
 
 
-def test_only_a_service_that_owns_its_process_raises_the_collectors_thresholds(tmp_path: Path) -> None:
+def test_only_a_service_that_owns_its_process_tunes_the_collector_and_malloc(tmp_path: Path) -> None:
+    from lorescan._service import service
     from lorescan._service.app import create_app
     from lorescan._service.config import ServiceConfig
     from lorescan._service.service import GC_THRESHOLDS
 
+    arenas: list[int] = []
     before = gc.get_threshold()
     try:
-        create_app(ServiceConfig(data_dir=tmp_path / "embedded")).state.service.close()
-        assert gc.get_threshold() == before            # an embedding app keeps its collector as it is
-        create_app(ServiceConfig(data_dir=tmp_path / "served", owns_process=True)).state.service.close()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(service, "limit_malloc_arenas", arenas.append)
+            create_app(ServiceConfig(data_dir=tmp_path / "embedded")).state.service.close()
+            assert gc.get_threshold() == before and arenas == []   # an embedding app keeps its own
+            create_app(ServiceConfig(data_dir=tmp_path / "served", owns_process=True)).state.service.close()
         assert gc.get_threshold() == GC_THRESHOLDS == (50_000, 20, 20)
+        assert arenas == [service.MALLOC_ARENAS] == [2]
     finally:
         gc.set_threshold(*before)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_malloc_arenas_are_limited_with_glibc() -> None:
+    import platform
+
+    from lorescan._service.service import limit_malloc_arenas
+
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip("not glibc")
+    assert limit_malloc_arenas(8) is True     # the default limit per core here; the call succeeds
