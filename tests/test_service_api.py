@@ -418,24 +418,38 @@ def test_openai_messages_are_read_once_per_role_content_name_and_names() -> None
 
 
 def test_only_a_service_that_owns_its_process_tunes_the_collector_and_malloc(tmp_path: Path) -> None:
+    import asyncio
+
     from lorescan._service import service
     from lorescan._service.app import create_app
+    from lorescan._service.cache import GC_THRESHOLDS
     from lorescan._service.config import ServiceConfig
-    from lorescan._service.service import GC_THRESHOLDS
+
+    def activate(app: Any) -> int:
+        async def run() -> int:
+            async with app.router.lifespan_context(app):
+                transport = httpx.ASGITransport(app=app)
+                async with httpx.AsyncClient(transport=transport, base_url="http://service") as c:
+                    reply = await c.post("/v1/activate", json={"entries": [{"uid": 0, "key": ["bell"], "content": "x"}],
+                                                               "chat": [{"name": "U", "is_user": True, "mes": "bell"}]})
+                    return reply.status_code
+        return asyncio.run(run())
 
     arenas: list[int] = []
-    before = gc.get_threshold()
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
     try:
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(service, "limit_malloc_arenas", arenas.append)
-            create_app(ServiceConfig(data_dir=tmp_path / "embedded")).state.service.close()
-            assert gc.get_threshold() == before and arenas == []   # an embedding app keeps its own
-            create_app(ServiceConfig(data_dir=tmp_path / "served", owns_process=True)).state.service.close()
+            assert activate(create_app(ServiceConfig(data_dir=tmp_path / "embedded"))) == 200
+            # an embedding app keeps its collector and its malloc as they are
+            assert (gc.get_threshold(), gc.get_freeze_count(), arenas) == (before, frozen, [])
+            served = create_app(ServiceConfig(data_dir=tmp_path / "served", owns_process=True))
+            assert arenas == [service.MALLOC_ARENAS] == [2] and gc.get_threshold() == before
+            assert activate(served) == 200      # the thresholds go up once books are compiled
         assert gc.get_threshold() == GC_THRESHOLDS == (50_000, 20, 20)
-        assert arenas == [service.MALLOC_ARENAS] == [2]
     finally:
         gc.set_threshold(*before)
-
+        gc.unfreeze()
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
 def test_malloc_arenas_are_limited_with_glibc() -> None:

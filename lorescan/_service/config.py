@@ -39,9 +39,10 @@ class ServiceConfig:
     ones run on the event loop). ``cors_origins``: web
     origins whose pages may call the service from a browser (``*`` for any). ``owns_process``: the
     service is the whole process (``lorescan serve``), so compiled books may be frozen out of the
-    cyclic collector with ``gc.freeze()`` and the collector's thresholds raised, both process-wide
-    (an embedding app keeps its own collector as it is). ``upstream``: the OpenAI-compatible base
-    URL (up to and including ``/v1``) the proxy forwards chat completions to (``None``: no proxy);
+    cyclic collector with ``gc.freeze()`` and its thresholds raised after a compile, and glibc's
+    malloc kept to two heaps, all process-wide (an embedding app keeps its own as they are).
+    ``upstream``: the OpenAI-compatible base URL (up to and including ``/v1``) the proxy forwards
+    chat completions to (``None``: no proxy);
     ``upstream_key``: the key it sends there (``None``: the client's own ``Authorization``), never
     shown in a repr;
     ``upstream_timeout``: seconds to wait for the upstream to connect, answer or send the next chunk.

@@ -52,12 +52,6 @@ DEFAULT_VERSION = "1.18"
 DEFAULT_TOKENIZER = "chars4"
 #: the longest a request's evaluations may be expected to take and still run on the event loop
 INLINE_SECONDS = 0.02
-#: the cyclic collector's thresholds in a process the service owns (Python's are 700, 10, 10). A
-#: request leaves next to no cyclic garbage, but its long-lived leftovers (memos, session states)
-#: make each young collection walk thousands of objects: at Python's thresholds the collector took
-#: about a tenth of a generation's time in the load benchmark, and at these about a fiftieth. Every
-#: cycle is still collected, a little later.
-GC_THRESHOLDS = (50_000, 20, 20)
 #: glibc malloc's heaps in a process the service owns (its pools' threads would otherwise get one
 #: each): 9 MB less RSS after 1,000 generations of the load benchmark, at no measurable cost
 MALLOC_ARENAS = 2
@@ -101,7 +95,6 @@ class Service:
     def __init__(self, config: ServiceConfig) -> None:
         self.config = config
         if config.owns_process:
-            gc.set_threshold(*GC_THRESHOLDS)
             limit_malloc_arenas(MALLOC_ARENAS)
         self.store = Store(config.store_path)
         self.metrics = Metrics(sessions=self.store.session_count)
