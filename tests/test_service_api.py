@@ -416,7 +416,6 @@ def test_openai_messages_are_read_once_per_role_content_name_and_names() -> None
     assert parts[1] == {"name": "U", "is_user": True, "mes": "as is"}
 
 
-
 def test_only_a_service_that_owns_its_process_tunes_the_collector_and_malloc(tmp_path: Path) -> None:
     import asyncio
 
@@ -451,6 +450,7 @@ def test_only_a_service_that_owns_its_process_tunes_the_collector_and_malloc(tmp
         gc.set_threshold(*before)
         gc.unfreeze()
 
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
 def test_malloc_arenas_are_limited_with_glibc() -> None:
     import platform
@@ -459,4 +459,4 @@ def test_malloc_arenas_are_limited_with_glibc() -> None:
 
     if platform.libc_ver()[0] != "glibc":
         pytest.skip("not glibc")
-    assert limit_malloc_arenas(8) is True     # the default limit per core here; the call succeeds
+    assert limit_malloc_arenas(8) is True     # glibc takes the limit (its own default is 8 per core)
