@@ -44,6 +44,14 @@ from ._timed import TimedEffects
 from ._tokens import TokenCounter, get_counter
 from ._trace import Trace
 
+#: the cyclic collector's thresholds in a process lorescan owns and runs many evaluations in (a
+#: ``lorescan serve`` process once books are compiled, a batch pool worker); Python's are 700, 10,
+#: 10. An evaluation leaves next to no cyclic garbage, but the long-lived leftovers of evaluations
+#: (memos, session states) make each young collection walk thousands of objects: at Python's
+#: thresholds the collector took about a tenth of a generation's time in the load benchmark, and
+#: 4-5 % of a batch worker's CPU; at these about a fiftieth. Every cycle is still collected, later.
+OWNED_GC_THRESHOLDS = (50_000, 20, 20)
+
 
 @contextmanager
 def _gc_paused() -> Iterator[None]:

@@ -319,10 +319,8 @@ def known_names(cls: type[BaseModel], data: Any, what: str) -> Any:
         names = _FIELD_NAMES.get(cls)
         if names is None:
             names = _FIELD_NAMES[cls] = frozenset(cls.model_fields)
-        if names.issuperset(data):      # the common case: every name known
-            return data
-        unknown = [k for k in data if k not in names]
-        if unknown:
+        if not names.issuperset(data):
+            unknown = [k for k in data if k not in names]
             raise unknown_names_error(cls.__name__, data, unknown, list(cls.model_fields), what)
     return data
 

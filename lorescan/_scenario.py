@@ -108,7 +108,7 @@ def scenario_chat(messages: Any, where: str = "chat") -> list[ChatMessage]:
         raise LorescanError("must be a list of messages", field=where)
     out = []
     for i, m in enumerate(messages):
-        if type(m) is ChatMessage:      # read already (the service reads a chat's messages once)
+        if type(m) is ChatMessage:      # read already (the service's OpenAI-style messages)
             out.append(m)
             continue
         try:

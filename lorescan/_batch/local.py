@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
+from .._engine import OWNED_GC_THRESHOLDS
 from .aggregate import Aggregate
 from .sources import ChatTask
 from .work import BatchSpec, run_task
@@ -25,8 +26,8 @@ from .work import BatchSpec, run_task
 MAX_ATTEMPTS = 3
 #: tasks in flight per worker
 WINDOW = 4
-#: the cyclic collector's thresholds in a pool worker (Python's are 700, 10, 10)
-WORKER_GC_THRESHOLDS = (50_000, 20, 20)
+#: the cyclic collector's thresholds in a pool worker, a process the pool owns
+WORKER_GC_THRESHOLDS = OWNED_GC_THRESHOLDS
 
 Done = Callable[[int, Aggregate], None]
 """Called with each finished task's id and aggregate (progress, tests)."""
@@ -58,8 +59,6 @@ def run_serial(spec: BatchSpec, tasks: Sequence[ChatTask], done: Done | None = N
 def _init(spec: BatchSpec) -> None:
     global _SPEC, _DIGEST
     _SPEC, _DIGEST = spec, spec.digest()
-    # a worker process is the pool's own: the collector's young thresholds go up, as in a service
-    # process (the full collections walked the engine's memos: 4-5 % of a worker's CPU)
     gc.set_threshold(*WORKER_GC_THRESHOLDS)
 
 

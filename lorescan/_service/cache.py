@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
-from .._engine import Lore
+from .._engine import OWNED_GC_THRESHOLDS, Lore
 from .._mode import Mode
 from .._model import Lorebook, Settings
 from .metrics import Metrics
@@ -36,13 +36,10 @@ from .metrics import Metrics
 #: bytes per entry, and per character of its content and keys (fitted on generated books)
 ENTRY_BYTES = 1600
 CHAR_BYTES = 3
-#: the cyclic collector's thresholds once books are compiled, in a process the service owns
-#: (Python's are 700, 10, 10). A request leaves next to no cyclic garbage, but the long-lived
-#: leftovers of requests (memos, session states) make each young collection walk thousands of
-#: objects: at Python's thresholds the collector took about a tenth of a generation's time in the
-#: load benchmark, at these about a fiftieth. Every cycle is still collected, a little later. Raised
-#: after the first compile, not before: reading and linting a book under them left 5 MB more heap.
-GC_THRESHOLDS = (50_000, 20, 20)
+#: the cyclic collector's thresholds once books are compiled, in a process the service owns (see
+#: ``_engine.OWNED_GC_THRESHOLDS``); raised after the first compile, not before: reading and
+#: linting a book under them left 5 MB more heap
+GC_THRESHOLDS = OWNED_GC_THRESHOLDS
 #: what a miss calls (in the compile thread): the books, and the settings to prepare their index for
 Build = Callable[[], tuple[list[Lorebook], Settings | None]]
 

@@ -42,10 +42,8 @@ from .store import Store
 
 T = TypeVar("T")
 
-try:
-    from json.encoder import c_make_encoder  # type: ignore[attr-defined]
-except ImportError:     # an interpreter without the _json accelerator
-    c_make_encoder = None
+#: json's own C encoder (None without the _json accelerator)
+c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
 #: the extension's JSON string escaper, or None (no extension, or LORESCAN_NATIVE=0)
 _native_string = _index.native.json_string if _index.native is not None else None
 DEFAULT_VERSION = "1.18"
