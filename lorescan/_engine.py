@@ -297,12 +297,12 @@ class _Evaluation:
         add, skip = new_text.add, c.budget_skip
         cut = st.tally.budget if st.tally is not None else None
         # the common entries in C, when built: the loop below takes the others (same steps)
-        common = _index.native is not None and type(new_text) is _LinesPass and tr is None and cut is None \
+        common = _index.native is not None and type(new_text) is _LinesPass and tr is None \
             and self.book_budgets is None
         i, n = 0, len(now)
         while i < n:
             if common:
-                i = self._spend_common(now, i, cast(_LinesPass, new_text), meter, scan_tokens, skip, count)
+                i = self._spend_common(now, i, cast(_LinesPass, new_text), meter, scan_tokens, skip, count, cut)
                 if i >= n:
                     break
             ce = now[i]
@@ -346,15 +346,16 @@ class _Evaluation:
                 tr.activated(ce, count)
 
     def _spend_common(self, now: list[CompiledEntry], i: int, new_text: _LinesPass, meter: BudgetMeter, base: int,
-                      skip: bool, count: int) -> int:
+                      skip: bool, count: int, cut: set[str] | None) -> int:
         """``_spend``'s loop from ``now[i]`` in C while the entries are the common case (see
-        ``spend_lines`` in ``_csrc/budget.c``); the index of the first entry it leaves to the loop."""
+        ``spend_lines`` in ``_csrc/budget.c``); the index of the first entry it leaves to the loop.
+        ``cut``: a tally's budget set, which gets the keys of the entries skipped after an overflow."""
         st, tally = self.st, new_text.tally
         state: list[Any] = [meter.overflowed, tally.safe, tally.tail_tokens, meter.used, None, new_text.tokens]
         j = _index.native.spend_lines(now, i, tally.memo, state, meter.budget, base, skip,
                                       st.mode.activation_by_key, count, st.content, self.activated, self.done,
                                       st.pass_of, st.activated_group_names, st.activated_group_fields, self._roll,
-                                      self._content_of, self.failed)
+                                      self._content_of, self.failed, cut)
         if j != i:
             tally.safe, tally.tail_tokens, meter.used, new_text.tokens = state[1], state[2], state[3], state[5]
             if state[4] is not None:

@@ -75,8 +75,12 @@ def pass_order(st: EvalState, static: AbstractSet[int], done: AbstractSet[int],
     timed, forced, tr, tally = st.timed, st.forced, st.trace, st.tally
     if tr is not None and tr.focus is None and tally is None:
         return range(len(st.plan.entries))
-    gates = st.index.place_tables(st.plan, len(st.plan.entries)).gates if tr is None and tally is None else None
+    gates = st.index.place_tables(st.plan, len(st.plan.entries)).gates if tr is None else None
     if gates is not None:       # the same in C, as packed places
+        adds = (static, st.plan.constants, timed.sticky, forced)
+        if tally is not None and (timed.delay or timed.cooldown):
+            reached = memoryview(gates.scan_order(adds, st.buffer.recursion_hits, (done,))).cast("i")
+            _tally_places(st, set(reached), tally)
         removes: list[AbstractSet[int]] = [done]
         if failed:
             removes.append(failed - forced if st.mode.forced_first else failed)
@@ -84,8 +88,7 @@ def pass_order(st: EvalState, static: AbstractSet[int], done: AbstractSet[int],
             removes.append(timed.delay)
         if timed.cooldown:
             removes.append(timed.cooldown - timed.sticky)
-        return memoryview(gates.scan_order((static, st.plan.constants, timed.sticky, forced),
-                                           st.buffer.recursion_hits, tuple(removes))).cast("i")
+        return memoryview(gates.scan_order(adds, st.buffer.recursion_hits, tuple(removes))).cast("i")
     gids = set(static)
     gids.update(st.plan.constants)
     gids.update(timed.sticky)
@@ -115,6 +118,13 @@ def _tally_timed(st: EvalState, gids: AbstractSet[int], tally: Tally) -> None:
     timed, pos, entries = st.timed, st.plan.pos, st.plan.entries
     for held, into in ((gids & timed.delay, tally.delay), (gids & (timed.cooldown - timed.sticky), tally.cooldown)):
         into.update(entries[pos[g]].key for g in held if pos[g] >= 0)
+
+
+def _tally_places(st: EvalState, places: AbstractSet[int], tally: Tally) -> None:
+    """:func:`_tally_timed` for candidates given as places in scan order (from the C step)."""
+    timed, pos, entries = st.timed, st.plan.pos, st.plan.entries
+    for held, into in ((timed.delay, tally.delay), (timed.cooldown - timed.sticky, tally.cooldown)):
+        into.update(entries[p].key for p in map(pos.__getitem__, held) if p >= 0 and p in places)
 
 
 def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: Mapping[int | str, CompiledEntry],

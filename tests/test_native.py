@@ -166,12 +166,12 @@ class _Entry:
 
 
 def _spend(now: list[_Entry], memo: dict[str, int], budget: int, state: list | None = None, skip: bool = True,
-           rolls: list[bool] | None = None, failed: set[int] | None = None):
+           rolls: list[bool] | None = None, failed: set[int] | None = None, cut: set[str] | None = None):
     state = state or [False, 0, 0, 0, None, 0]
     out = ({}, {}, set(), {}, set(), set())     # contents, activated, done, pass_of, group names, group fields
     draws = iter(rolls or [])
     j = native.spend_lines(now, 0, memo, state, budget, 5, skip, True, 2, *out, lambda ce: next(draws),
-                           lambda ce: ce.content.replace("{{char}}", "C"), set() if failed is None else failed)
+                           lambda ce: ce.content.replace("{{char}}", "C"), set() if failed is None else failed, cut)
     return j, state, out
 
 
@@ -195,6 +195,12 @@ def test_spend_lines_records_the_common_entries_and_stops_where_python_must_go_o
     # after an overflow, entries that do not ignore the budget are skipped (with skip), or Python's
     assert _spend([_Entry(0, "alpha")], memo, 100, [True, 0, 0, 0, None, 0])[:2] == (1, [True, 0, 0, 0, None, 0])
     assert _spend([_Entry(0, "alpha")], memo, 100, [True, 0, 0, 0, None, 0], skip=False)[0] == 1
+    # a tally's budget set gets the keys of the entries skipped after an overflow (not those that
+    # ignore the budget, which are recorded)
+    cut: set[str] = set()
+    j, _, (_, activated, *_) = _spend([_Entry(0, "alpha"), _Entry(1, "beta", ignore_budget=True), _Entry(2, "beta")],
+                                      memo, 100, [True, 0, 0, 0, None, 0], cut=cut)
+    assert (j, cut, list(activated)) == (3, {"b.0", "b.2"}, ["b.1"])
     # numbers it does not handle: all to the caller
     assert _spend([_Entry(0, "alpha")], memo, 2**70)[0] == 0
 

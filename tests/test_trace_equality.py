@@ -62,3 +62,60 @@ def test_untraced_equals_traced(compat: str, seed: int) -> None:
             overflowed += results[0].overflowed
             fitted += not results[0].overflowed and bool(results[0].activated)
     assert overflowed and fitted      # both outcomes were compared
+
+
+def _timed_entries(rng: random.Random, n: int) -> list[dict[str, Any]]:
+    """``_entries`` with timed effects: sticky, cooldown and delay on some of them."""
+    out = _entries(rng, n)
+    for entry in out:
+        shape = rng.random()
+        if shape < 0.15:
+            entry["cooldown"] = rng.randrange(1, 4)
+        elif shape < 0.25:
+            entry["sticky"] = rng.randrange(1, 4)
+        elif shape < 0.32:
+            entry["delay"] = rng.randrange(2, 8)
+    return out
+
+
+def _tallied_replay(lore: lorescan.Lore, messages: list[ChatMessage], s: Settings,
+                    seed: int) -> list[tuple[Any, dict[str, list[str]]]]:
+    from lorescan._replay import Session, generation_points
+    from lorescan._tally import Tally
+
+    session = Session(lore, settings=s, user_name="U", char_name="C", rng=random.Random(seed))
+    session.append(*messages)
+    out = []
+    for index in generation_points(messages):
+        t = Tally()
+        result = session.activate(upto=index, tally=t)
+        out.append((result_json(result), {k: sorted(v) for k, v in t.as_dict().items()}))
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_tally_counts_the_same_with_the_steps_in_c_and_in_python(seed: int, monkeypatch) -> None:
+    """With a tally the engine keeps its C steps (the pass's candidates, the budget of its common
+    entries); what it counts as held back by delay, cooldown and the budget is what the Python
+    steps count, over a replay whose budget overflows and whose entries cool down and wait."""
+    from lorescan import _index
+
+    if _index.native is None:
+        pytest.skip("the C extension is not built")
+    rng = random.Random(seed)
+    book = Lorebook.from_entries("bulk", _timed_entries(rng, 150))
+    lore = lorescan.compile([book], tokenizer="cl100k")
+    messages = [ChatMessage(name="U" if i % 2 else "C", is_user=bool(i % 2),
+                            mes=" ".join(rng.choice(WORDS) for _ in range(8))) for i in range(30)]
+    held = {"budget": 0, "cooldown": 0, "delay": 0}
+    for budget in (60, 400, 100_000):
+        s = Settings(world_info_recursive=True, world_info_depth=6, max_context=budget, world_info_budget=100)
+        with_c = _tallied_replay(lore, messages, s, seed)
+        with monkeypatch.context() as m:
+            m.setattr(_index, "native", None)
+            in_python = _tallied_replay(lore, messages, s, seed)
+        assert with_c == in_python
+        for _, tally in with_c:
+            for reason in held:
+                held[reason] += len(tally[reason])
+    assert all(held.values()), held      # each reason was counted, so each was compared

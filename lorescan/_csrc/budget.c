@@ -82,6 +82,20 @@ out_g:
     return ok;
 }
 
+/* Add the entry's key to the set `cut` (a tally's budget set); 0, or -1 on error. */
+static int
+add_key(PyObject *cut, PyObject *ce)
+{
+    PyObject *k = ls_getattr(ce, s_key);
+    int r;
+
+    if (k == NULL)
+        return -1;
+    r = PySet_Add(cut, k);
+    Py_DECREF(k);
+    return r;
+}
+
 /* roll(entry) for an entry that rolls: 1 passed; 0 failed (its gid added to `failed`); -1 error. */
 static int
 roll(PyObject *ce, PyObject *roll_fn, PyObject *failed)
@@ -164,36 +178,39 @@ counted_content(PyObject *ce, int macros, PyObject *substitute, PyObject *memo, 
 }
 
 /* spend_lines(now, j, memo, state, budget, base, skip, by_key, count, contents, activated, done,
- *             pass_of, group_names, group_fields, roll, substitute, failed) -> int
+ *             pass_of, group_names, group_fields, roll, substitute, failed, cut) -> int
  *
  * The budget step of a pass (lorescan/_engine.py, _Evaluation._spend, is the reference) for a
  * token counter whose counts add up at line starts, from now[j] on, while each entry's content
  * (substitute(entry) for one with macros) starts a new line piece whose count `memo` remembers,
  * and fits. It records each such activation (after roll(entry), for one that rolls: a failed roll
  * goes into `failed`), skips (after an overflow, with `skip`) entries that do not ignore the
- * budget, and returns the index of the first entry left to the caller, before any roll of it.
+ * budget (their keys go into the set `cut`, a tally's, unless it is None), and returns the index of
+ * the first entry left to the caller, before any roll of it.
  * `state` is a list [overflowed, safe, tail_tokens, used, last, tokens]: the meter's and the line
  * tally's state, read and written back here (`last`: the content that is now the tally's one-line
  * tail, or None if none was added). */
 PyObject *
 ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *now, *memo, *state, *ce, *content, *last = NULL;
+    PyObject *now, *memo, *state, *cut, *ce, *content, *last = NULL;
     Py_ssize_t j, n;
     long long safe, tail, used, budget, base, cnt, total, tokens = 0;
     int overflowed, skip, ignore, rolls, macros, r;
 
     (void)self;
-    if (nargs != 18 || !PyList_Check(args[0]) || !PyDict_Check(args[2]) || !PyList_Check(args[3])
+    if (nargs != 19 || !PyList_Check(args[0]) || !PyDict_Check(args[2]) || !PyList_Check(args[3])
         || PyList_GET_SIZE(args[3]) != 6 || !PyDict_Check(args[9]) || !PyDict_Check(args[10])
-        || !PySet_Check(args[11]) || !PyDict_Check(args[12]) || !PySet_Check(args[14]) || !PySet_Check(args[17])) {
+        || !PySet_Check(args[11]) || !PyDict_Check(args[12]) || !PySet_Check(args[14]) || !PySet_Check(args[17])
+        || (args[18] != Py_None && !PySet_Check(args[18]))) {
         PyErr_SetString(PyExc_TypeError, "spend_lines(now: list, j: int, memo: dict, state: list (6), budget, base, "
                                          "skip, by_key, count, contents: dict, activated: dict, done: set, "
                                          "pass_of: dict, group_names, group_fields: set, roll, substitute, "
-                                         "failed: set)");
+                                         "failed: set, cut: set | None)");
         return NULL;
     }
     now = args[0];
+    cut = args[18] == Py_None ? NULL : args[18];
     memo = args[2];
     state = args[3];
     j = PyLong_AsSsize_t(args[1]);
@@ -211,8 +228,11 @@ ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         ignore = ls_attr_true(ce, s_ignore_budget);
         if (ignore < 0)
             goto error;
-        if (overflowed && skip && !ignore)
+        if (overflowed && skip && !ignore) {
+            if (cut != NULL && add_key(cut, ce) < 0)
+                goto error;
             continue;
+        }
         rolls = ls_attr_true(ce, s_rolls);
         macros = ls_attr_true(ce, s_macros);
         if (rolls < 0 || macros < 0)

@@ -26,7 +26,7 @@ static PyMethodDef module_methods[] = {
      "entry's record, shared while its content and pass are unchanged."},
     {"spend_lines", (PyCFunction)(void (*)(void))ls_spend_lines, METH_FASTCALL,
      "spend_lines(now, j, memo, state, budget, base, skip, by_key, count, contents, activated, done, pass_of, "
-     "group_names, group_fields, roll, substitute, failed) -> int: the budget step of a pass for its common "
+     "group_names, group_fields, roll, substitute, failed, cut) -> int: the budget step of a pass for its common "
      "entries, from now[j]; "
      "the index of the first entry left to the caller."},
     {"fill_plain", (PyCFunction)(void (*)(void))ls_fill_plain, METH_FASTCALL,
