@@ -353,3 +353,33 @@ def test_a_pool_worker_raises_its_collectors_thresholds() -> None:
     finally:
         gc.set_threshold(*before)
         local._SPEC = local._DIGEST = None
+
+
+def test_a_chat_that_fails_half_way_adds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chat's counts reach its task's aggregate only once every generation is replayed: one that
+    raises at its third generation is a failure, and the other chats count as in a clean run."""
+    from lorescan._batch import work
+
+    paths = write_set(tmp_path, copies=3, many=0, bad=False)
+    spec = _spec(paths)
+    ts = tasks([str(paths["chats"])])
+    clean = run_batch(spec, ts, jobs=1)
+    replayed = work._generations
+
+    def failing(lore, messages, points, seed, names, tally):   # the second chat fails at its third generation
+        failing.calls += 1
+        for i, got in enumerate(replayed(lore, messages, points, seed, names, tally)):
+            if failing.calls == 2 and i == 2:
+                raise ValueError("no third generation")
+            yield got
+    failing.calls = 0
+
+    monkeypatch.setattr(work, "_generations", failing)
+    got = run_batch(spec, ts, jobs=1)
+    second = sorted(t.path for t in ts)[1]
+    assert [(f.path, f.error) for f in got.failures] == [(second, "unexpected ValueError: no third generation")]
+    assert (got.chats, got.generations) == (2, 8) and (clean.chats, clean.generations) == (3, 12)
+    # each chat of this set counts the same: the two left count two thirds of the clean run
+    assert {k: [v * 2 // 3 if i != ag.FIRST_MIN else v for i, v in enumerate(row)] for k, row in clean.entries.items()} \
+        == got.entries
+    assert [c.path for c in got.chat_rows] == sorted(set(t.path for t in ts) - {second})

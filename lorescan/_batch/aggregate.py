@@ -8,8 +8,10 @@ integer, so the merged totals are the same whatever the order or the number of w
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from .._model import ActivationResult
@@ -149,76 +151,111 @@ class Aggregate:
     def fail(self, path: str, error: str) -> None:
         self.failures.append(Failure(path, error))
 
-    def chat(self, path: str) -> ChatCounter:
-        """A counter for one chat's generations; :meth:`ChatCounter.close` adds it here."""
-        return ChatCounter(self, path)
+    def chat(self, path: str, tokens: Callable[[str], int]) -> ChatCounter:
+        """A counter for one chat's generations (``tokens`` counts the tokens of an activated
+        entry's content); :meth:`ChatCounter.close` adds its counts here, so a chat that fails
+        half-way adds nothing."""
+        return ChatCounter(self, path, tokens)
+
+    def row(self, key: str) -> list[int]:
+        """The counters of the entry ``key``, made on first use."""
+        row = self.entries.get(key)
+        if row is None:
+            row = self.entries[key] = _entry()
+        return row
+
+
+_FIRED = attrgetter("key", "content", "book")
+_CONTENT = itemgetter(1)
+_BOOK = itemgetter(2)
 
 
 class ChatCounter:
-    """Counts one chat's generations into an :class:`Aggregate` (first fire, chats fired in)."""
+    """Counts one chat's generations (first fire, chats fired in), kept apart until :meth:`close`
+    adds them to the :class:`Aggregate`. A generation's entries are counted in bulk: the triples of
+    entry key, content and book it activated, and the keys its tally held back, go into counters; the
+    rows are read once per chat."""
 
-    def __init__(self, agg: Aggregate, path: str) -> None:
+    def __init__(self, agg: Aggregate, path: str, tokens: Callable[[str], int]) -> None:
         self.agg = agg
         self.path = path
+        self.tokens = tokens
         self.generations = 0
         self.overflows = 0
         self.activations = 0
-        self.fired: set[str] = set()
+        self.budget_used = 0
+        self.budget_total = 0
+        self.histogram = [0] * BINS
+        self.book_histograms: dict[str, list[int]] = {}
+        self.activated: Counter[tuple[str, str, str]] = Counter()   # (key, content, book) -> generations
+        self.first: dict[str, int] = {}                         # key -> generation it first fired in
+        self.held: dict[int, Counter[str]] = {i: Counter() for i in (CUT, *(i for _, i in BLOCKS))}
 
-    def add(self, r: ActivationResult, tally: Tally | None, tokens: Callable[[str], int]) -> None:
-        """One generation's result; ``tally`` the entries it held back; ``tokens`` counts the tokens
-        of an activated entry's content."""
-        agg = self.agg
-        entries = agg.entries
+    def add(self, r: ActivationResult, tally: Tally | None) -> None:
+        """One generation's result; ``tally`` the entries it held back."""
         self.generations += 1
         gen = self.generations
-        agg.generations += 1
-        agg.budget_used += r.budget_used
-        agg.budget_total += r.budget
+        self.budget_used += r.budget_used
+        self.budget_total += r.budget
         if r.overflowed:
             self.overflows += 1
-            agg.overflows += 1
-        agg.histogram[budget_bin(r.budget_used, r.budget, r.overflowed)] += 1
-        self.activations += len(r.activated)
-        fired = self.fired
-        per_book: dict[str, int] = {}
-        for a in r.activated:
-            key = a.key
-            row = entries.get(key)
-            if row is None:
-                row = entries[key] = _entry()
-            row[FIRED] += 1
-            n = tokens(a.content)
-            row[TOKENS] += n
-            per_book[a.book] = per_book.get(a.book, 0) + n
-            if key not in fired:
-                fired.add(key)
-                row[CHATS] += 1
-                row[FIRST_SUM] += gen
-                if gen < row[FIRST_MIN]:
-                    row[FIRST_MIN] = gen
-        for book, used in per_book.items():
-            hist = agg.book_histograms.get(book)
-            if hist is None:
-                hist = agg.book_histograms[book] = [0] * BINS
-            hist[budget_bin(used, r.budget, False)] += 1
-        if tally is None:
-            return
-        for key in tally.budget:
-            row = entries.get(key)
-            if row is None:
-                row = entries[key] = _entry()
-            row[CUT] += 1
-        for name, i in BLOCKS:
-            for key in getattr(tally, name):
-                row = entries.get(key)
-                if row is None:
-                    row = entries[key] = _entry()
-                row[i] += 1
+        self.histogram[budget_bin(r.budget_used, r.budget, r.overflowed)] += 1
+        acts = r.activated
+        self.activations += len(acts)
+        fired = list(map(_FIRED, acts))      # (key, content, book)
+        activated = self.activated
+        known = len(activated)
+        activated.update(fired)
+        if len(activated) != known:          # a new triple: maybe an entry's first fire in this chat
+            first = self.first
+            for key, _, _ in fired:
+                if key not in first:
+                    first[key] = gen
+        books = set(map(_BOOK, fired))
+        if len(books) == 1:
+            self._book_use(books.pop(), sum(map(self.tokens, map(_CONTENT, fired))), r.budget)
+        elif books:
+            per_book: dict[str, int] = {}
+            for _, content, book in fired:
+                per_book[book] = per_book.get(book, 0) + self.tokens(content)
+            for book, used in per_book.items():
+                self._book_use(book, used, r.budget)
+        if tally is not None:
+            self.held[CUT].update(tally.budget)
+            for name, i in BLOCKS:
+                self.held[i].update(getattr(tally, name))
+
+    def _book_use(self, book: str, used: int, budget: int) -> None:
+        hist = self.book_histograms.get(book)
+        if hist is None:
+            hist = self.book_histograms[book] = [0] * BINS
+        hist[budget_bin(used, budget, False)] += 1
 
     def close(self) -> None:
-        agg = self.agg
+        """Add the chat's counts to the aggregate."""
+        agg, row, tokens = self.agg, self.agg.row, self.tokens
         agg.chats += 1
+        agg.generations += self.generations
+        agg.overflows += self.overflows
+        agg.budget_used += self.budget_used
+        agg.budget_total += self.budget_total
+        agg.histogram = [a + b for a, b in zip(agg.histogram, self.histogram)]
+        for book, hist in self.book_histograms.items():
+            mine = agg.book_histograms.get(book)
+            agg.book_histograms[book] = hist if mine is None else [a + b for a, b in zip(mine, hist)]
+        for (key, content, _), n in self.activated.items():
+            r = row(key)
+            r[FIRED] += n
+            r[TOKENS] += n * tokens(content)
+        for key, gen in self.first.items():
+            r = row(key)
+            r[CHATS] += 1
+            r[FIRST_SUM] += gen
+            if gen < r[FIRST_MIN]:
+                r[FIRST_MIN] = gen
+        for i, held in self.held.items():
+            for key, n in held.items():
+                row(key)[i] += n
         agg.chat_rows.append(ChatRow(self.path, self.generations, self.overflows, self.activations))
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import pickle
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +56,21 @@ class BatchSpec:
         return h.hexdigest()
 
 
+class TokenCounts(dict[str, int]):
+    """Tokens of activated entries' contents, counted on first lookup (``counts[content]``, which a
+    batch counter maps over a generation's contents at C speed) and kept, up to 200,000."""
+
+    def __init__(self, count: Callable[[str], int]) -> None:
+        super().__init__()
+        self.count = count
+
+    def __missing__(self, content: str) -> int:
+        if len(self) > 200_000:
+            self.clear()
+        n = self[content] = self.count(content)
+        return n
+
+
 @dataclass
 class Compiled:
     """A spec's compiled books (and the edited version's), cached per worker process."""
@@ -63,16 +78,14 @@ class Compiled:
     lore: Lore
     edited: Lore | None
     character: Character | None
-    tokens: dict[str, int] = field(default_factory=dict)   # content → token count
+    tokens: TokenCounts = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.tokens = TokenCounts(self.lore.counter.count)
 
     def count(self, content: str) -> int:
         """Tokens of an activated entry's content (counted once per distinct content here)."""
-        n = self.tokens.get(content)
-        if n is None:
-            if len(self.tokens) > 200_000:
-                self.tokens.clear()
-            n = self.tokens[content] = self.lore.counter.count(content)
-        return n
+        return self.tokens[content]
 
 
 _CACHE: dict[str, Compiled] = {}
@@ -135,16 +148,16 @@ def run_task(spec: BatchSpec, task: ChatTask, digest: str | None = None) -> tupl
             agg.fail(identity, error or "unreadable")
             continue
         try:
-            part = replay_chat(spec, comp, identity, chat)
+            replay_chat(spec, comp, identity, chat, agg)
         except Exception as exc:     # a chat the engine rejects (bad settings for it, say)
             agg.fail(identity, error_line(exc, identity))
-            continue
-        agg.merge(part)
     return task.id, agg
 
 
-def replay_chat(spec: BatchSpec, comp: Compiled, identity: str, chat: Chat) -> Aggregate:
-    """One chat replayed (against both versions for a diff), counted into a fresh aggregate."""
+def replay_chat(spec: BatchSpec, comp: Compiled, identity: str, chat: Chat, into: Aggregate | None = None) -> Aggregate:
+    """One chat replayed (against both versions for a diff), counted into ``into`` (a fresh
+    aggregate if None), which it returns. The counts go in once the whole chat is replayed: a chat
+    that raises half-way adds nothing."""
     chat, _ = settle_roles(chat, spec.user_name, spec.char_name, [])
     user = spec.user_name or chat.user_name or "User"
     char = spec.char_name or chat.character_name or (
@@ -153,19 +166,20 @@ def replay_chat(spec: BatchSpec, comp: Compiled, identity: str, chat: Chat) -> A
     messages = list(chat.messages)
     points = generation_points(messages)
     seed = chat_seed(spec.seed, identity)
-    agg = Aggregate(diff=DiffCounts() if comp.edited is not None else None)
-    counter = agg.chat(identity)
+    agg = into if into is not None else Aggregate(diff=DiffCounts() if comp.edited is not None else None)
+    counter = agg.chat(identity, comp.tokens.__getitem__)
     names: dict[str, Any] = {"settings": spec.settings, "user_name": user, "char_name": char, "character": character}
     main = _generations(comp.lore, messages, points, seed, names, tally=True)
     if comp.edited is None or agg.diff is None:
         for result, tally in main:
-            counter.add(result, tally, comp.count)
+            counter.add(result, tally)
     else:
-        diff = agg.diff
+        diff = DiffCounts()
         other = _generations(comp.edited, messages, points, seed, names, tally=False)
         for (result, tally), (edited, _) in zip(main, other):
-            counter.add(result, tally, comp.count)
+            counter.add(result, tally)
             diff.add(result, edited)
+        agg.diff.merge(diff)
     counter.close()
     return agg
 
