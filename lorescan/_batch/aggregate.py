@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter, itemgetter
+from operator import add, attrgetter, itemgetter
 from typing import Any
 
 from .._model import ActivationResult
@@ -139,8 +139,9 @@ class Aggregate:
             if mine is None:
                 self.entries[key] = list(row)
                 continue
-            for i, v in enumerate(row):
-                mine[i] = min(mine[i], v) if i == FIRST_MIN else mine[i] + v
+            first = min(mine[FIRST_MIN], row[FIRST_MIN])
+            mine[:] = map(add, mine, row)
+            mine[FIRST_MIN] = first
         self.chat_rows.extend(other.chat_rows)
         self.failures.extend(other.failures)
         if other.diff is not None:
