@@ -181,26 +181,22 @@ class ChatCounter:
         self.agg = agg
         self.path = path
         self.tokens = tokens
-        self.generations = 0
-        self.overflows = 0
+        self.totals = Aggregate(chats=1)     # the chat's own totals and histograms
         self.activations = 0
-        self.budget_used = 0
-        self.budget_total = 0
-        self.histogram = [0] * BINS
-        self.book_histograms: dict[str, list[int]] = {}
         self.activated: Counter[tuple[str, str, str]] = Counter()   # (key, content, book) -> generations
         self.first: dict[str, int] = {}                         # key -> generation it first fired in
         self.held: dict[int, Counter[str]] = {i: Counter() for i in (CUT, *(i for _, i in BLOCKS))}
 
     def add(self, r: ActivationResult, tally: Tally | None) -> None:
         """One generation's result; ``tally`` the entries it held back."""
-        self.generations += 1
-        gen = self.generations
-        self.budget_used += r.budget_used
-        self.budget_total += r.budget
+        t = self.totals
+        t.generations += 1
+        gen = t.generations
+        t.budget_used += r.budget_used
+        t.budget_total += r.budget
         if r.overflowed:
-            self.overflows += 1
-        self.histogram[budget_bin(r.budget_used, r.budget, r.overflowed)] += 1
+            t.overflows += 1
+        t.histogram[budget_bin(r.budget_used, r.budget, r.overflowed)] += 1
         acts = r.activated
         self.activations += len(acts)
         fired = list(map(_FIRED, acts))      # (key, content, book)
@@ -227,23 +223,17 @@ class ChatCounter:
                 self.held[i].update(getattr(tally, name))
 
     def _book_use(self, book: str, used: int, budget: int) -> None:
-        hist = self.book_histograms.get(book)
+        hists = self.totals.book_histograms
+        hist = hists.get(book)
         if hist is None:
-            hist = self.book_histograms[book] = [0] * BINS
+            hist = hists[book] = [0] * BINS
         hist[budget_bin(used, budget, False)] += 1
 
     def close(self) -> None:
         """Add the chat's counts to the aggregate."""
-        agg, row, tokens = self.agg, self.agg.row, self.tokens
-        agg.chats += 1
-        agg.generations += self.generations
-        agg.overflows += self.overflows
-        agg.budget_used += self.budget_used
-        agg.budget_total += self.budget_total
-        agg.histogram = [a + b for a, b in zip(agg.histogram, self.histogram)]
-        for book, hist in self.book_histograms.items():
-            mine = agg.book_histograms.get(book)
-            agg.book_histograms[book] = hist if mine is None else [a + b for a, b in zip(mine, hist)]
+        agg, row, tokens, t = self.agg, self.agg.row, self.tokens, self.totals
+        t.chat_rows.append(ChatRow(self.path, t.generations, t.overflows, self.activations))
+        agg.merge(t)
         for (key, content, _), n in self.activated.items():
             r = row(key)
             r[FIRED] += n
@@ -257,7 +247,6 @@ class ChatCounter:
         for i, held in self.held.items():
             for key, n in held.items():
                 row(key)[i] += n
-        agg.chat_rows.append(ChatRow(self.path, self.generations, self.overflows, self.activations))
 
 
 def budget_bin(used: int, budget: int, overflowed: bool) -> int:
