@@ -320,6 +320,38 @@ def test_the_c_recursion_lines_agree_with_the_python_ones(fields, failed, conten
         native.recursion_lines(now, list(failed), contents)
 
 
+def test_slot_reads_stay_right_when_many_classes_share_the_attribute_table() -> None:
+    """The extension reads slots at offsets it keeps per (class, name) in a table of a few hundred
+    places: 600 classes, their slots at different offsets, and classes with the names as plain
+    attributes or properties, read in turn (each pair evicted and found again) give every value."""
+    classes = []
+    for i in range(600):
+        pad = tuple(f"pad{k}" for k in range(i % 5))    # the slots at other offsets
+        if i % 7 == 0:     # no slots: the names are instance attributes, read the generic way
+            cls: type = type(f"Plain{i}", (), {})
+        elif i % 11 == 0:  # a property in place of a slot
+            cls = type(f"Prop{i}", (), {"__slots__": (*pad, "gid", "_content", "prevent_recursion"),
+                                         "content": property(lambda self: self._content.upper())})
+        else:
+            cls = type(f"Slots{i}", (), {"__slots__": (*pad, "gid", "content", "prevent_recursion")})
+        classes.append(cls)
+    for _round in range(2):
+        now = []
+        for g, cls in enumerate(classes):
+            ce = cls()
+            ce.gid, ce.prevent_recursion = g, g % 3 == 0
+            if isinstance(type(ce).__dict__.get("content"), property):
+                ce._content = f"c{g}"
+            else:
+                ce.content = f"c{g}"
+            now.append(ce)
+        entries, lines = native.recursion_lines(now, {1, 2}, {4: "sub"})
+        want = [ce for ce in now if ce.gid not in {1, 2} and not ce.prevent_recursion]
+        assert entries == want
+        assert lines == ["sub" if ce.gid == 4 else ce.content for ce in want]
+        assert "C11" in lines and "c5" in lines     # a property read through it, and a slot
+
+
 JSON_CHARS = st.characters(codec=None) | st.sampled_from(list('"\\\n\r\t\b\f\x00\x1f\x7f~ aé€😀') + ["\ud800", "\udfff"])
 
 

@@ -2,16 +2,20 @@
 #include "native.h"
 
 /* A class whose attribute `name` is one of its __slots__, read with the generic attribute lookup:
- * the slot's offset, found once per (class, name) and kept in a small direct-mapped table (the
- * class is referenced while it is kept there, so its address is never another class's). */
+ * the slot's offset, found once per (class, name) and kept in a small hash table probed over WAYS
+ * neighbouring places (so the dozen or so pairs the engine reads in one loop never evict each
+ * other, wherever the allocator put the classes and names); the class is referenced while it is
+ * kept there, so its address is never another class's. */
 typedef struct {
     PyTypeObject *type;
     PyObject *name;
     Py_ssize_t offset;      /* the slot's offset, or -1: read it with PyObject_GetAttr */
 } SlotPlace;
 
-#define PLACES 64
-static SlotPlace places[PLACES];
+#define PLACES 256
+#define WAYS 4
+static SlotPlace places[PLACES + WAYS];     /* a probe never wraps around */
+static unsigned int evict;                  /* which of a full run's places the next new pair takes */
 
 static Py_ssize_t
 slot_offset(PyTypeObject *type, PyObject *name)
@@ -35,24 +39,41 @@ slot_offset(PyTypeObject *type, PyObject *name)
     return offset;
 }
 
+/* The place of (type, name): the one that holds it, else a new one (an empty place of its run, or
+ * one of the run in turn). */
+static SlotPlace *
+slot_place(PyTypeObject *type, PyObject *name)
+{
+    uintptr_t h = ((uintptr_t)type >> 4) * 0x9E3779B1u ^ ((uintptr_t)name >> 4) * 0x85EBCA77u;
+    SlotPlace *run = &places[(h ^ (h >> 16)) % PLACES], *p;
+    PyTypeObject *old;
+    Py_ssize_t offset;
+    int k;
+
+    for (k = 0; k < WAYS; k++)
+        if (run[k].type == type && run[k].name == name)
+            return &run[k];
+    offset = slot_offset(type, name);   /* first: it may run code that reads this table */
+    for (k = 0; k < WAYS && run[k].type != NULL && (run[k].type != type || run[k].name != name); k++)
+        ;
+    p = &run[k < WAYS ? k : (int)(evict++ % WAYS)];
+    old = p->type;
+    Py_INCREF(type);
+    p->type = type;
+    p->name = name;
+    p->offset = offset;
+    Py_XDECREF(old);    /* last: freeing the old class may run code that reads this table */
+    return p;
+}
+
 /* getattr(obj, name), a new reference (NULL with an exception, as PyObject_GetAttr); a slot of a
  * plain slots class is read at its offset. `name` must be an interned name that lives for ever. */
 PyObject *
 ls_getattr(PyObject *obj, PyObject *name)
 {
-    PyTypeObject *type = Py_TYPE(obj);
-    SlotPlace *p = &places[(((uintptr_t)type >> 4) * 31 + ((uintptr_t)name >> 4)) % PLACES];
+    SlotPlace *p = slot_place(Py_TYPE(obj), name);
     PyObject *v;
 
-    if (p->type != type || p->name != name) {
-        Py_ssize_t offset = slot_offset(type, name);
-        PyTypeObject *old = p->type;
-        Py_INCREF(type);
-        p->type = type;
-        p->name = name;
-        p->offset = offset;
-        Py_XDECREF(old);    /* last: freeing the old class may run code that reads this table */
-    }
     if (p->offset > 0) {
         v = *(PyObject **)((char *)obj + p->offset);
         if (v != NULL) {
