@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from operator import add, attrgetter, itemgetter
+from operator import add, itemgetter
 from typing import Any
 
 from .._model import ActivationResult
@@ -166,7 +166,9 @@ class Aggregate:
         return row
 
 
-_FIRED = attrgetter("key", "content", "book")
+#: an activation record's (key, content, book), read from its ``__dict__`` (a pydantic model's
+#: attribute reads go through the class's ``__getattr__`` hook: one read per record, not three)
+_FIRED = itemgetter("key", "content", "book")
 _CONTENT = itemgetter(1)
 _BOOK = itemgetter(2)
 
@@ -199,7 +201,7 @@ class ChatCounter:
         t.histogram[budget_bin(r.budget_used, r.budget, r.overflowed)] += 1
         acts = r.activated
         self.activations += len(acts)
-        fired = list(map(_FIRED, acts))      # (key, content, book)
+        fired = list(map(_FIRED, map(vars, acts)))      # (key, content, book)
         activated = self.activated
         known = len(activated)
         activated.update(fired)
