@@ -91,3 +91,27 @@ def test_worker_killed_mid_run_reruns_its_tasks_once(client, tmp_path: Path) -> 
     assert killed
     assert got == clean and got["chats"] == 60 and not got["failures"]
     client.wait_for_workers(2, timeout=60)             # the nanny restarted the killed worker
+
+
+def test_chats_go_to_the_cluster_a_few_per_dask_task() -> None:
+    """A Dask task replays up to CHUNK chats in a row (each costs the client and the scheduler
+    about 10 ms), fewer when there are few chats, so each worker thread still gets several."""
+    from lorescan._batch.dask_run import CHUNK, chunks
+    from lorescan._batch.sources import ChatTask
+
+    ts = [ChatTask(i, f"c{i}.json") for i in range(100)]
+    got = chunks(ts, 2)
+    assert CHUNK == 8 and [len(c) for c in got] == [8] * 12 + [4]
+    assert [t for c in got for t in c] == ts
+    assert [len(c) for c in chunks(ts[:20], 2)] == [2] * 10
+    assert [len(c) for c in chunks(ts[:3], 2)] == [1, 1, 1]
+
+
+def test_a_book_the_workers_cannot_read_makes_each_chat_a_failure_once(client, tmp_path: Path) -> None:
+    paths = write_set(tmp_path, copies=5, many=0, bad=False)
+    spec = BatchSpec(books=(("lore.json", b"{not json"),), settings=Settings(**SETTINGS), tokenizer="chars4")
+    ts = tasks([str(paths["chats"])])
+    agg = run_dask(spec, ts, client)
+    assert agg.chats == 0 and sorted(f.path for f in agg.failures) == sorted(t.path for t in ts)
+    assert {f.error.split(": ", 2)[:2][0] for f in agg.failures} == {"failed on the cluster"}
+    assert all("lore.json" in f.error for f in agg.failures), agg.failures[0].error

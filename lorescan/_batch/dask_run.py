@@ -1,10 +1,13 @@
 """Running a batch on a Dask distributed cluster (the ``dask`` extra; imported only here).
 
-The spec (books as bytes, settings) is scattered to every worker once; each task is
-``run_task(spec, task)``, a pure function of its inputs that returns its aggregate, so Dask may run
-it again when a worker dies (its ``retries`` and the scheduler's own rescheduling) and the caller
-still merges exactly one result per task. Tasks are submitted a few per worker thread at a time, so
-the scheduler holds a bounded window whatever the number of chats.
+The spec (books as bytes, settings) is scattered to every worker once; each Dask task is
+``run_chunk(spec, tasks)``: a few of the batch's tasks (chats) in a row, a pure function of its
+inputs that returns each task's aggregate, so Dask may run it again when a worker dies (its
+``retries`` and the scheduler's own rescheduling) and the caller still merges exactly one result per
+task. A Dask task costs the client and the scheduler about 10 ms of CPU, beside the workers on a
+small machine, so a chunk holds up to :data:`CHUNK` chats (fewer when there are few, so every
+worker gets some). Chunks are submitted a few per worker thread at a time, so the scheduler holds a
+bounded window whatever the number of chats.
 """
 
 from __future__ import annotations
@@ -22,6 +25,20 @@ from .work import BatchSpec, run_task
 
 #: Dask retries per task (on top of the scheduler re-running the tasks of a worker that died)
 RETRIES = 3
+#: the most chats (batch tasks) one Dask task replays
+CHUNK = 8
+
+
+def run_chunk(spec: BatchSpec, chunk: Sequence[ChatTask], digest: str | None = None) -> list[tuple[int, Aggregate]]:
+    """``run_task`` for each task of ``chunk``, in order (one Dask task)."""
+    return [run_task(spec, task, digest) for task in chunk]
+
+
+def chunks(tasks: Sequence[ChatTask], threads: int) -> list[tuple[ChatTask, ...]]:
+    """The tasks in runs of at most :data:`CHUNK`, and at least ``WINDOW`` runs per worker thread
+    while there are enough tasks."""
+    size = max(1, min(CHUNK, len(tasks) // max(1, threads * WINDOW)))
+    return [tuple(tasks[i:i + size]) for i in range(0, len(tasks), size)]
 
 
 def distributed_module() -> Any:
@@ -66,34 +83,41 @@ def run_dask(spec: BatchSpec, tasks: Sequence[ChatTask], client: Any, done: Done
     digest = spec.digest()
     spec_data = client.scatter(spec, broadcast=True, hash=False)
     threads = sum(client.nthreads().values()) or 1
-    window = max(2, threads * WINDOW)
+    window = max(2, threads * 2)
     run = uuid.uuid4().hex[:12]
     total = Aggregate()
     merged: set[int] = set()
-    pending = iter(tasks)
+    pending = iter(chunks(tasks, threads))
     queue = distributed.as_completed(with_results=False)
+    sent: dict[str, tuple[ChatTask, ...]] = {}
 
     def submit(n: int) -> None:
-        for task in pending:
-            queue.add(client.submit(run_task, spec_data, task, digest, key=f"lorescan-{run}-{task.id}",
-                                    retries=RETRIES, pure=False))
+        for chunk in pending:
+            key = f"lorescan-{run}-{chunk[0].id}"
+            sent[key] = chunk
+            queue.add(client.submit(run_chunk, spec_data, chunk, digest, key=key, retries=RETRIES, pure=False))
             n -= 1
             if n <= 0:
                 return
 
     submit(window)
     for fut in queue:
+        chunk = sent.pop(fut.key)
         try:
-            task_id, agg = fut.result()
-        except Exception as exc:   # the task failed on every try: its chats are failures
-            task = next(t for t in tasks if f"lorescan-{run}-{t.id}" == fut.key)
-            where = task.path if task.end < 0 else f"{task.path}:{task.line}"
-            total.fail(where, f"failed on the cluster: {type(exc).__name__}: {exc}".splitlines()[0])
+            results = fut.result()
+        except Exception as exc:   # the chunk failed on every try: its chats are failures
+            why = f"failed on the cluster: {type(exc).__name__}: {exc}".splitlines()[0]
+            for task in chunk:
+                if task.id not in merged:
+                    merged.add(task.id)
+                    total.fail(task.path if task.end < 0 else f"{task.path}:{task.line}", why)
             submit(1)
             continue
         finally:
             fut.release()
-        if task_id not in merged:
+        for task_id, agg in results:
+            if task_id in merged:
+                continue
             merged.add(task_id)
             total.merge(agg)
             if done is not None:
