@@ -356,15 +356,20 @@ class ScanMessages(Sequence[str]):
         got = self._cache.get(i)
         if got is None:
             j = self.kept[self._length - 1 - i]
-            m = self.chat[j]
-            mes = m.mes if isinstance(m.mes, str) else ""
+            # the fields read from the model's __dict__ at once: each attribute read of a pydantic
+            # model goes through its class's __getattr__ hook (slow, and not specialised)
+            fields = self.chat[j].__dict__
+            mes = fields.get("mes")
+            if not isinstance(mes, str):
+                mes = ""
+            name = fields.get("name", "")
             if j == 0:
                 mes = substitute(mes, self.env)
-                got = f"{m.name}: {mes}" if self.include_names else mes
+                got = f"{name}: {mes}" if self.include_names else mes
             elif self.named is not None:
-                got = _named(self.named, m.name, mes)
+                got = _named(self.named, name, mes)
             else:
-                got = f"{m.name}: {mes}" if self.include_names else mes
+                got = f"{name}: {mes}" if self.include_names else mes
             self._cache[i] = got
         return got
 
