@@ -83,10 +83,6 @@ class Compiled:
     def __post_init__(self) -> None:
         self.tokens = TokenCounts(self.lore.counter.count)
 
-    def count(self, content: str) -> int:
-        """Tokens of an activated entry's content (counted once per distinct content here)."""
-        return self.tokens[content]
-
 
 _CACHE: dict[str, Compiled] = {}
 #: how many times this process compiled a spec (tests read it: once per worker, not per chat)
