@@ -80,7 +80,7 @@ def pass_order(st: EvalState, static: AbstractSet[int], done: AbstractSet[int],
         adds = (static, st.plan.constants, timed.sticky, forced)
         if tally is not None and (timed.delay or timed.cooldown):
             reached = memoryview(gates.scan_order(adds, st.buffer.recursion_hits, (done,))).cast("i")
-            _tally_places(st, set(reached), tally)
+            _tally_timed(st, set(reached), tally)
         removes: list[AbstractSet[int]] = [done]
         if failed:
             removes.append(failed - forced if st.mode.forced_first else failed)
@@ -95,7 +95,7 @@ def pass_order(st: EvalState, static: AbstractSet[int], done: AbstractSet[int],
     gids.update(forced)
     gids.update(*map(st.index.needle_entries, st.buffer.recursion_hits))
     if tally is not None and (timed.delay or timed.cooldown):
-        _tally_timed(st, gids - done, tally)
+        _tally_timed(st, set(map(st.plan.pos.__getitem__, gids - done)), tally)
     if tr is not None:
         if tr.focus is None:
             return range(len(st.plan.entries))
@@ -113,15 +113,9 @@ def pass_order(st: EvalState, static: AbstractSet[int], done: AbstractSet[int],
     return order
 
 
-def _tally_timed(st: EvalState, gids: AbstractSet[int], tally: Tally) -> None:
-    """Count the pass's candidates that delay, or cooldown (unless sticky), keeps out."""
-    timed, pos, entries = st.timed, st.plan.pos, st.plan.entries
-    for held, into in ((gids & timed.delay, tally.delay), (gids & (timed.cooldown - timed.sticky), tally.cooldown)):
-        into.update(entries[pos[g]].key for g in held if pos[g] >= 0)
-
-
-def _tally_places(st: EvalState, places: AbstractSet[int], tally: Tally) -> None:
-    """:func:`_tally_timed` for candidates given as places in scan order (from the C step)."""
+def _tally_timed(st: EvalState, places: AbstractSet[int], tally: Tally) -> None:
+    """Count the pass's candidates (``places``, in scan order) that delay, or cooldown (unless
+    sticky), keeps out."""
     timed, pos, entries = st.timed, st.plan.pos, st.plan.entries
     for held, into in ((timed.delay, tally.delay), (timed.cooldown - timed.sticky, tally.cooldown)):
         into.update(entries[p].key for p in map(pos.__getitem__, held) if p >= 0 and p in places)

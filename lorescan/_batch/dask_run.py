@@ -110,7 +110,7 @@ def run_dask(spec: BatchSpec, tasks: Sequence[ChatTask], client: Any, done: Done
             for task in chunk:
                 if task.id not in merged:
                     merged.add(task.id)
-                    total.fail(task.path if task.end < 0 else f"{task.path}:{task.line}", why)
+                    total.fail(task.where, why)
             submit(1)
             continue
         finally:

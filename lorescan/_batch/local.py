@@ -131,6 +131,5 @@ def _retry(task: ChatTask, attempts: dict[int, int], todo: list[ChatTask], total
         todo.append(task)
         return True
     else:
-        where = task.path if task.end < 0 else f"{task.path}:{task.line}"
-        total.fail(where, f"its worker process died {n} times (killed or out of memory)")
+        total.fail(task.where, f"its worker process died {n} times (killed or out of memory)")
         return False

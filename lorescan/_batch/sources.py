@@ -37,6 +37,11 @@ class ChatTask:
     end: int = -1
     line: int = 0
 
+    @property
+    def where(self) -> str:
+        """How a failure names the task: its path, or ``path:line`` of its first chat."""
+        return self.path if self.end < 0 else f"{self.path}:{self.line}"
+
 
 def expand(paths: list[str]) -> list[str]:
     """Every chat file the paths name, in a stable order: files as given, directories searched

@@ -150,10 +150,9 @@ def run_task(spec: BatchSpec, task: ChatTask, digest: str | None = None) -> tupl
     return task.id, agg
 
 
-def replay_chat(spec: BatchSpec, comp: Compiled, identity: str, chat: Chat, into: Aggregate | None = None) -> Aggregate:
-    """One chat replayed (against both versions for a diff), counted into ``into`` (a fresh
-    aggregate if None), which it returns. The counts go in once the whole chat is replayed: a chat
-    that raises half-way adds nothing."""
+def replay_chat(spec: BatchSpec, comp: Compiled, identity: str, chat: Chat, agg: Aggregate) -> None:
+    """One chat replayed (against both versions for a diff), counted into ``agg`` once the whole
+    chat is replayed: a chat that raises half-way adds nothing."""
     chat, _ = settle_roles(chat, spec.user_name, spec.char_name, [])
     user = spec.user_name or chat.user_name or "User"
     char = spec.char_name or chat.character_name or (
@@ -162,7 +161,6 @@ def replay_chat(spec: BatchSpec, comp: Compiled, identity: str, chat: Chat, into
     messages = list(chat.messages)
     points = generation_points(messages)
     seed = chat_seed(spec.seed, identity)
-    agg = into if into is not None else Aggregate(diff=DiffCounts() if comp.edited is not None else None)
     counter = agg.chat(identity, comp.tokens.__getitem__)
     names: dict[str, Any] = {"settings": spec.settings, "user_name": user, "char_name": char, "character": character}
     main = _generations(comp.lore, messages, points, seed, names, tally=True)
@@ -177,7 +175,6 @@ def replay_chat(spec: BatchSpec, comp: Compiled, identity: str, chat: Chat, into
             diff.add(result, edited)
         agg.diff.merge(diff)
     counter.close()
-    return agg
 
 
 def _generations(lore: Lore, messages: list[Any], points: list[int], seed: int, names: dict[str, Any],
