@@ -40,10 +40,11 @@ class Sentinel(enum.Enum):
 
 UNBUILT: Final = Sentinel.UNBUILT
 _ABSENT: Final = Sentinel.ABSENT
-#: pieces of scan text whose hits a bound index remembers (messages recur across generations,
-#: recursed contents across evaluations; about 15 MB at most): past it, the older half is
-#: forgotten, so the chats in progress keep theirs (forgetting all of them rescanned every
-#: visible message of every chat, 2.7 times the scans per generation of 200 chats in turn)
+#: pieces of scan text whose hits a bound index remembers, in each of its two memos (messages,
+#: which recur across generations; recursed contents, which recur across evaluations and chats;
+#: about 15 MB at most each): past it, the older half is forgotten, so the chats in progress keep
+#: theirs (forgetting all of them rescanned every visible message of every chat, 2.7 times the
+#: scans per generation of 200 chats in turn)
 HITS_MEMO_SIZE = 20_000
 _KEYS, _SECONDARY = attrgetter("keys"), attrgetter("keys_secondary")
 
@@ -288,6 +289,9 @@ class BoundIndex:
         self.base = over.base
         self.newline_needles = main.needles.newline or over.newline
         self.hits_memo: dict[str, frozenset[int]] = {}   # text -> hits (read directly by hot paths)
+        #: the same for entry contents (recursion text), apart: a batch's stream of new messages
+        #: would otherwise push out the contents, which recur in every chat
+        self.content_memo: dict[str, frozenset[int]] = {}
         #: the entries listed under a needle id: one list lookup (the overlay's ids follow the main ones)
         self.needle_lists: list[list[int]] = (main.needles.entries if self.over is None
                                               else main.needles.entries + over.entries)
@@ -342,13 +346,23 @@ class BoundIndex:
         cached = self.hits_memo.get(text)
         if cached is not None:
             return cached
+        return self._remember(text, self.hits_memo)
+
+    def content_hits(self, text: str) -> frozenset[int]:
+        """:meth:`hits` for an entry's content (recursion text), remembered in :attr:`content_memo`."""
+        cached = self.content_memo.get(text)
+        if cached is not None:
+            return cached
+        return self._remember(text, self.content_memo)
+
+    def _remember(self, text: str, memo: dict[str, frozenset[int]]) -> frozenset[int]:
         found: set[int] = set()
         if text:
             self._find(text, found)
             self.refresh()
         result = frozenset(found)
-        make_room(self.hits_memo, HITS_MEMO_SIZE)
-        self.hits_memo[text] = result
+        make_room(memo, HITS_MEMO_SIZE)
+        memo[text] = result
         return result
 
     def _find(self, text: str, found: set[int]) -> None:

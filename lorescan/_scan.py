@@ -117,7 +117,7 @@ class ScanBuffer:
         parts: list[tuple[str, frozenset[int]]] | None = None
         if lines is not None and not index.newline_needles:
             # no needle holds "\n", and "\n" is a word boundary: the text's hits are its lines' hits
-            hits, memo = index.hits, index.hits_memo.get
+            hits, memo = index.content_hits, index.content_memo.get
             # remembered hits as they are (an empty set too: most contents hold no needle)
             got = [h if (h := memo(line)) is not None else hits(line) for line in lines]
             parts = list(zip(lines, got))

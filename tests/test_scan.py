@@ -398,3 +398,26 @@ def test_the_hits_memo_forgets_its_older_half(monkeypatch: pytest.MonkeyPatch) -
     assert index.hits(pieces[0]) == first[0] and index.hits(pieces[1]) == first[1]
     assert list(index.hits_memo) == [*pieces[4:], pieces[0], pieces[1]]
     assert first[0] != first[1] and first[0] == first[2] and len(first[0]) == 1
+
+
+def test_recursed_contents_are_remembered_apart_from_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entry contents (recursion text) have a memo of their own: a stream of new messages, as a
+    batch replays, forgets older messages but never pushes out the contents, which recur."""
+    from lorescan import _index
+
+    monkeypatch.setattr(_index, "HITS_MEMO_SIZE", 4)
+    book = Lorebook.from_entries("b", [
+        {"uid": 0, "key": ["lamp"], "content": "the harbor light"},
+        {"uid": 1, "key": ["harbor"], "content": "a quiet dock"},
+    ])
+    lore = lorescan.compile([book], tokenizer="words")
+    settings = Settings(world_info_recursive=True, world_info_include_names=False)
+    for i in range(12):   # twelve new messages, three times the memo's size
+        got = lore.activate([ChatMessage(name="U", mes=f"a lamp, night {i}")], settings=settings)
+        assert got.activated_keys() == ["b.0", "b.1"]      # the second through recursion
+    index = lore._index(MacroEnv(), settings)
+    assert sorted(index.content_memo) == ["a quiet dock", "the harbor light"]
+    assert list(index.hits_memo) == [f"a lamp, night {i}" for i in range(8, 12)]   # the newest messages
+    remembered = index.content_memo["the harbor light"]
+    index.content_memo.clear()
+    assert index.content_hits("the harbor light") == remembered and len(remembered) == 1
