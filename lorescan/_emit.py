@@ -40,15 +40,17 @@ _EXACT = 2**53
 
 
 def emit(st: EvalState, activated: list[CompiledEntry], meter: BudgetMeter,
-         shared: dict[int, tuple[Activation, str, int]]) -> ActivationResult:
+         shared: dict[int, tuple[Activation, str, int]], buckets_wanted: bool = True) -> ActivationResult:
     """The result of one evaluation from its activated entries (in activation order).
 
     ``shared`` maps an entry's gid and pass to its last activation record (with the content and
     pass it holds): evaluations of one compiled book share a record while the entry's content and
-    pass are unchanged (records are immutable).
+    pass are unchanged (records are immutable). ``buckets_wanted=False`` leaves the buckets empty
+    (a caller that counts activations reads only the records and the budget).
     """
     buckets = _Buckets(st.mode.outlets)
-    buckets.fill(sorted(activated, key=_ORDER, reverse=True), st.content)   # stable: equal orders keep their order
+    if buckets_wanted:    # sorted stably: equal orders keep their order
+        buckets.fill(sorted(activated, key=_ORDER, reverse=True), st.content)
     return construct(ActivationResult, {
         "activated": _records(st, activated, shared),
         "before": "\n".join(buckets.before),

@@ -199,6 +199,7 @@ class _Evaluation:
         ch = r.character
         self.lore = lore
         self.dry_run = r.dry_run
+        self.buckets = r.buckets
         base_env = MacroEnv(user=r.user_name, char=r.char_name)
         fields = _card_fields(r, base_env, mode.match_sources)
         self.env = MacroEnv(user=r.user_name, char=r.char_name, variables=(
@@ -253,7 +254,7 @@ class _Evaluation:
         if st.tally is not None and self.failed:
             all_entries = self.lore._all
             st.tally.probability.update(all_entries[g].key for g in self.failed - self.done)
-        return emit(st, activated, meter, self.lore._activations)
+        return emit(st, activated, meter, self.lore._activations, self.buckets)
 
     def _loop(self, meter: BudgetMeter) -> list[CompiledEntry]:
         st = self.st

@@ -32,6 +32,8 @@ class ActivationRequest(BaseModel):
     step in the result (``trace_focus`` narrows it to the entries the scan text reaches and those named).
     ``tally``, a :class:`~lorescan._tally.Tally`, is filled with the entries held back by
     cooldown, delay, an inclusion group, a roll or the budget (cheaper than a trace).
+    ``buckets=False`` leaves the result's prompt buckets empty, for a caller that counts only the
+    activation records and the budget (batch replay).
     """
 
     model_config = ConfigDict(defer_build=True, extra="forbid", arbitrary_types_allowed=True)
@@ -56,6 +58,7 @@ class ActivationRequest(BaseModel):
     #: reaches and these (``"<book>.<uid>"``), which keeps a large book's trace small
     trace_focus: list[str] | None = None
     tally: SkipJsonSchema[Any] = Field(default=None, exclude=True)
+    buckets: SkipJsonSchema[bool] = Field(default=True, exclude=True)
 
     @classmethod
     def build(cls, chat: Sequence[ChatMessage | dict[str, Any]] = (), **fields: Any) -> ActivationRequest:

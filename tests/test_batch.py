@@ -366,9 +366,9 @@ def test_a_chat_that_fails_half_way_adds_nothing(tmp_path: Path, monkeypatch: py
     clean = run_batch(spec, ts, jobs=1)
     replayed = work._generations
 
-    def failing(lore, messages, points, seed, names, tally):   # the second chat fails at its third generation
+    def failing(lore, messages, points, seed, names, tally, buckets):   # the second chat fails at its third generation
         failing.calls += 1
-        for i, got in enumerate(replayed(lore, messages, points, seed, names, tally)):
+        for i, got in enumerate(replayed(lore, messages, points, seed, names, tally, buckets)):
             if failing.calls == 2 and i == 2:
                 raise ValueError("no third generation")
             yield got

@@ -99,3 +99,25 @@ def test_settings_are_validated_once_per_distinct_names_types_and_values() -> No
         valid_settings({"world_info_dept": 3})
     with _pytest.raises(ValidationError):
         valid_settings({"world_info_depth": [3]})          # a list: not a key, validated (and refused)
+
+
+def test_without_buckets_the_records_and_budget_are_the_same() -> None:
+    """``buckets=False`` (batch counting) leaves the prompt buckets empty and changes nothing else;
+    it is not part of the request's JSON."""
+    book = Lorebook.from_entries("w", [
+        {"uid": 0, "key": ["dragon"], "content": "Dragons breathe fire.", "position": 0},
+        {"uid": 1, "key": ["dragon"], "content": "Scales.", "position": 4, "depth": 2},
+        {"uid": 2, "constant": True, "content": "{{char}} guards {{user}}.", "position": 1},
+        {"uid": 3, "constant": True, "content": "An example.", "position": 5},
+    ])
+    lore = lorescan.compile([book], tokenizer="chars4")
+    names = {"user_name": "Bob", "char_name": "Alice"}
+    full = lore.activate(CHAT, rng=random.Random(3), **names)
+    bare = lore.activate(CHAT, rng=random.Random(3), buckets=False, **names)
+    assert (full.before, full.after, [d.entries for d in full.depth], [e.content for e in full.em]) == \
+        ("Dragons breathe fire.", "Alice guards Bob.", [["Scales."]], ["An example."])
+    assert (bare.before, bare.after, bare.depth, bare.em, bare.an_top, bare.an_bottom) == ("", "", [], [], [], [])
+    assert bare.activated == full.activated and bare.activated_keys() == ["w.0", "w.1", "w.2", "w.3"]
+    assert (bare.budget, bare.budget_used, bare.overflowed, bare.timed) == \
+        (full.budget, full.budget_used, full.overflowed, full.timed)
+    assert "buckets" not in ActivationRequest(chat=CHAT, buckets=False).model_dump()

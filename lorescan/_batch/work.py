@@ -163,24 +163,27 @@ def replay_chat(spec: BatchSpec, comp: Compiled, identity: str, chat: Chat, agg:
     seed = chat_seed(spec.seed, identity)
     counter = agg.chat(identity, comp.tokens.__getitem__)
     names: dict[str, Any] = {"settings": spec.settings, "user_name": user, "char_name": char, "character": character}
-    main = _generations(comp.lore, messages, points, seed, names, tally=True)
-    if comp.edited is None or agg.diff is None:
+    edited, diffs = comp.edited, agg.diff
+    # a diff compares the buckets' text; counting alone reads the records and the budget
+    main = _generations(comp.lore, messages, points, seed, names, tally=True,
+                        buckets=edited is not None and diffs is not None)
+    if edited is None or diffs is None:
         for result, tally in main:
             counter.add(result, tally)
     else:
         diff = DiffCounts()
-        other = _generations(comp.edited, messages, points, seed, names, tally=False)
-        for (result, tally), (edited, _) in zip(main, other):
+        other = _generations(edited, messages, points, seed, names, tally=False, buckets=True)
+        for (result, tally), (changed, _) in zip(main, other):
             counter.add(result, tally)
-            diff.add(result, edited)
-        agg.diff.merge(diff)
+            diff.add(result, changed)
+        diffs.merge(diff)
     counter.close()
 
 
 def _generations(lore: Lore, messages: list[Any], points: list[int], seed: int, names: dict[str, Any],
-                 tally: bool) -> Iterator[tuple[ActivationResult, Tally | None]]:
+                 tally: bool, buckets: bool) -> Iterator[tuple[ActivationResult, Tally | None]]:
     session = Session(lore, rng=random.Random(seed), **names)
     session.append(*messages)
     for index in points:
         t = Tally() if tally else None
-        yield session.activate(upto=index, tally=t), t
+        yield session.activate(upto=index, tally=t, buckets=buckets), t
