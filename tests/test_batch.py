@@ -145,17 +145,17 @@ def test_progress_plain_lines_and_bar() -> None:
     agg = ag.Aggregate(chats=2, generations=8)
     agg.fail("x.jsonl", "bad")
     plain = io.StringIO()
-    p = Progress(2, plain, bar=False, every=0.0)
-    p.done(0, agg)
-    p.done(1, ag.Aggregate(chats=1, generations=4))
+    p = Progress(3, plain, bar=False, every=0.0)
+    p.done([0], agg)
+    p.done([1, 2], ag.Aggregate(chats=1, generations=4))     # a run of two tasks, one aggregate
     p.close()
     lines = plain.getvalue().splitlines()
-    assert len(lines) == 3 and lines[0].startswith("lorescan: 1/2 tasks, 2 chats, 8 generations, ")
+    assert len(lines) == 3 and lines[0].startswith("lorescan: 1/3 tasks, 2 chats, 8 generations, ")
     assert "1 failed" in lines[0] and "ETA" in lines[0]
-    assert lines[-1].startswith("lorescan: 2/2 tasks, 3 chats, 12 generations, ") and "ETA" not in lines[-1]
+    assert lines[-1].startswith("lorescan: 3/3 tasks, 3 chats, 12 generations, ") and "ETA" not in lines[-1]
     quiet = io.StringIO()
     q = Progress(1, quiet, enabled=False, every=0.0)
-    q.done(0, agg)
+    q.done([0], agg)
     q.close()
     assert quiet.getvalue() == ""
     class Terminal(io.StringIO):
@@ -164,7 +164,7 @@ def test_progress_plain_lines_and_bar() -> None:
 
     shown = Terminal()                     # on a terminal: rich's bar, no plain lines
     b = Progress(2, shown)
-    b.done(0, agg)
+    b.done([0], agg)
     b.close()
     assert "replaying" in shown.getvalue() and "1/2" in shown.getvalue() and "lorescan:" not in shown.getvalue()
 
@@ -383,3 +383,30 @@ def test_a_chat_that_fails_half_way_adds_nothing(tmp_path: Path, monkeypatch: py
     assert {k: [v * 2 // 3 if i != ag.FIRST_MIN else v for i, v in enumerate(row)] for k, row in clean.entries.items()} \
         == got.entries
     assert [c.path for c in got.chat_rows] == sorted(set(t.path for t in ts) - {second})
+
+
+def test_a_chat_that_always_kills_its_worker_fails_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chat that kills its worker process every time is listed as a failure after MAX_ATTEMPTS
+    broken pools; the chats in flight with it when a pool broke are sent again alone, and count
+    once, as in a clean run without the killer."""
+    from lorescan._batch import work
+
+    paths = write_set(tmp_path, copies=16, many=0, bad=False)
+    spec = _spec(paths)
+    ts = tasks([str(paths["chats"])])
+    killer = sorted(t.path for t in ts)[5]
+    clean = run_batch(spec, [t for t in ts if t.path != killer], jobs=1)
+    replay = work.replay_chat
+
+    def deadly(spec, comp, identity, chat, agg):   # noqa: ANN001, ANN202 - replay_chat's signature
+        if identity == killer:
+            os._exit(9)
+        return replay(spec, comp, identity, chat, agg)
+
+    monkeypatch.setattr(work, "replay_chat", deadly)     # forked workers inherit it
+    stats: dict[str, int] = {}
+    got = local.run_pool(spec, ts, 2, context="fork", stats=stats)
+    assert [(f.path, f.error) for f in got.failures] == \
+        [(killer, f"its worker process died {local.MAX_ATTEMPTS} times (killed or out of memory)")]
+    assert got.chats == clean.chats == 15 and stats["pools"] == local.MAX_ATTEMPTS
+    assert got.entries == clean.entries and got.generations == clean.generations

@@ -94,17 +94,19 @@ def test_worker_killed_mid_run_reruns_its_tasks_once(client, tmp_path: Path) -> 
 
 
 def test_chats_go_to_the_cluster_a_few_per_dask_task() -> None:
-    """A Dask task replays up to CHUNK chats in a row (each costs the client and the scheduler
-    about 10 ms), fewer when there are few chats, so each worker thread still gets several."""
-    from lorescan._batch.dask_run import CHUNK, chunks
+    """A Dask task (as a pool worker's task) replays up to CHUNK chats in a row (each Dask task
+    costs the client and the scheduler about 10 ms), fewer when there are few chats, so each
+    worker thread still gets several."""
+    from lorescan._batch.local import WINDOW
     from lorescan._batch.sources import ChatTask
+    from lorescan._batch.work import CHUNK, chunks
 
     ts = [ChatTask(i, f"c{i}.json") for i in range(100)]
-    got = chunks(ts, 2)
+    got = chunks(ts, 2, WINDOW)
     assert CHUNK == 8 and [len(c) for c in got] == [8] * 12 + [4]
     assert [t for c in got for t in c] == ts
-    assert [len(c) for c in chunks(ts[:20], 2)] == [2] * 10
-    assert [len(c) for c in chunks(ts[:3], 2)] == [1, 1, 1]
+    assert [len(c) for c in chunks(ts[:20], 2, WINDOW)] == [2] * 10
+    assert [len(c) for c in chunks(ts[:3], 2, WINDOW)] == [1, 1, 1]
 
 
 def test_a_book_the_workers_cannot_read_makes_each_chat_a_failure_once(client, tmp_path: Path) -> None:

@@ -2,11 +2,11 @@
 
 The spec (books as bytes, settings) is scattered to every worker once; each Dask task is
 ``run_chunk(spec, tasks)``: a few of the batch's tasks (chats) in a row, a pure function of its
-inputs that returns each task's aggregate, so Dask may run it again when a worker dies (its
-``retries`` and the scheduler's own rescheduling) and the caller still merges exactly one result per
-task. A Dask task costs the client and the scheduler about 10 ms of CPU, beside the workers on a
-small machine, so a chunk holds up to :data:`CHUNK` chats (fewer when there are few, so every
-worker gets some). Chunks are submitted a few per worker thread at a time, so the scheduler holds a
+inputs that returns their aggregate, so Dask may run it again when a worker dies (its ``retries``
+and the scheduler's own rescheduling) and the caller still merges exactly one result per run. A
+Dask task costs the client and the scheduler about 10 ms of CPU, beside the workers on a small
+machine, so a run holds up to :data:`~.work.CHUNK` chats (fewer when there are few, so every
+worker gets some). Runs are submitted a few per worker thread at a time, so the scheduler holds a
 bounded window whatever the number of chats.
 """
 
@@ -21,24 +21,10 @@ from .._errors import LorescanError
 from .aggregate import Aggregate
 from .local import WINDOW, Done, default_jobs
 from .sources import ChatTask
-from .work import BatchSpec, run_task
+from .work import BatchSpec, chunks, run_chunk
 
 #: Dask retries per task (on top of the scheduler re-running the tasks of a worker that died)
 RETRIES = 3
-#: the most chats (batch tasks) one Dask task replays
-CHUNK = 8
-
-
-def run_chunk(spec: BatchSpec, chunk: Sequence[ChatTask], digest: str | None = None) -> list[tuple[int, Aggregate]]:
-    """``run_task`` for each task of ``chunk``, in order (one Dask task)."""
-    return [run_task(spec, task, digest) for task in chunk]
-
-
-def chunks(tasks: Sequence[ChatTask], threads: int) -> list[tuple[ChatTask, ...]]:
-    """The tasks in runs of at most :data:`CHUNK`, and at least ``WINDOW`` runs per worker thread
-    while there are enough tasks."""
-    size = max(1, min(CHUNK, len(tasks) // max(1, threads * WINDOW)))
-    return [tuple(tasks[i:i + size]) for i in range(0, len(tasks), size)]
 
 
 def distributed_module() -> Any:
@@ -77,8 +63,8 @@ def dask_client(address: str, workers: int | None = None) -> Iterator[Any]:
 
 def run_dask(spec: BatchSpec, tasks: Sequence[ChatTask], client: Any, done: Done | None = None,
              on_result: Callable[[int], None] | None = None) -> Aggregate:
-    """Every task on the cluster ``client`` talks to; ``on_result`` is called after each task merged
-    (with the number merged so far)."""
+    """Every task on the cluster ``client`` talks to; ``on_result`` is called after each run of
+    tasks is merged (with the number of tasks merged so far)."""
     distributed = distributed_module()
     digest = spec.digest()
     spec_data = client.scatter(spec, broadcast=True, hash=False)
@@ -87,7 +73,7 @@ def run_dask(spec: BatchSpec, tasks: Sequence[ChatTask], client: Any, done: Done
     run = uuid.uuid4().hex[:12]
     total = Aggregate()
     merged: set[int] = set()
-    pending = iter(chunks(tasks, threads))
+    pending = iter(chunks(tasks, threads, WINDOW))
     queue = distributed.as_completed(with_results=False)
     sent: dict[str, tuple[ChatTask, ...]] = {}
 
@@ -104,7 +90,7 @@ def run_dask(spec: BatchSpec, tasks: Sequence[ChatTask], client: Any, done: Done
     for fut in queue:
         chunk = sent.pop(fut.key)
         try:
-            results = fut.result()
+            ids, agg = fut.result()
         except Exception as exc:   # the chunk failed on every try: its chats are failures
             why = f"failed on the cluster: {type(exc).__name__}: {exc}".splitlines()[0]
             for task in chunk:
@@ -115,13 +101,11 @@ def run_dask(spec: BatchSpec, tasks: Sequence[ChatTask], client: Any, done: Done
             continue
         finally:
             fut.release()
-        for task_id, agg in results:
-            if task_id in merged:
-                continue
-            merged.add(task_id)
+        if ids[0] not in merged:
+            merged.update(ids)
             total.merge(agg)
             if done is not None:
-                done(task_id, agg)
+                done(ids, agg)
             if on_result is not None:
                 on_result(len(merged))
         submit(1)

@@ -1,11 +1,12 @@
 """Running a batch on this machine: in this process (``jobs=1``) or on a pool of worker processes.
 
-Tasks stream into the pool a few per worker at a time, so neither the pool's queue nor a worker's
-memory grows with the number of chats. Each worker gets the :class:`BatchSpec` once, when it
-starts, and compiles the books once. When a worker process dies (killed, out of memory), the pool
-breaks: the tasks that had not returned are sent again to a new pool; a result is merged only once
-per task, so no chat is counted twice. A task that kills its worker :data:`MAX_ATTEMPTS` times is
-listed as a failure instead of being tried forever.
+Tasks go to the workers in runs of a few (:func:`~.work.chunks`), each replayed into one
+aggregate, and stream into the pool a few runs per worker at a time, so neither the pool's queue
+nor a worker's memory grows with the number of chats. Each worker gets the :class:`BatchSpec`
+once, when it starts, and compiles the books once. When a worker process dies (killed, out of
+memory), the pool breaks: the runs that had not returned are sent again to a new pool; a run's
+result is merged only once, so no chat is counted twice. A run that kills its worker
+:data:`MAX_ATTEMPTS` times has its chats listed as failures instead of being tried forever.
 """
 
 from __future__ import annotations
@@ -20,17 +21,17 @@ from concurrent.futures.process import BrokenProcessPool
 from .._engine import OWNED_GC_THRESHOLDS
 from .aggregate import Aggregate
 from .sources import ChatTask
-from .work import BatchSpec, run_task
+from .work import BatchSpec, chunks, run_chunk
 
-#: tries per task before its chats are listed as failures ("the worker died")
+#: tries per run of tasks before its chats are listed as failures ("the worker died")
 MAX_ATTEMPTS = 3
-#: tasks in flight per worker
+#: runs of tasks in flight per worker
 WINDOW = 4
 #: the cyclic collector's thresholds in a pool worker, a process the pool owns
 WORKER_GC_THRESHOLDS = OWNED_GC_THRESHOLDS
 
-Done = Callable[[int, Aggregate], None]
-"""Called with each finished task's id and aggregate (progress, tests)."""
+Done = Callable[[Sequence[int], Aggregate], None]
+"""Called with the ids of finished tasks and their aggregate (progress, tests)."""
 
 _SPEC: BatchSpec | None = None
 _DIGEST: str | None = None
@@ -48,11 +49,11 @@ def run_serial(spec: BatchSpec, tasks: Sequence[ChatTask], done: Done | None = N
     """Every task in this process, in order."""
     total = Aggregate()
     digest = spec.digest()
-    for task in tasks:
-        _, agg = run_task(spec, task, digest)
+    for chunk in chunks(tasks, 1, WINDOW):
+        ids, agg = run_chunk(spec, chunk, digest)
         total.merge(agg)
         if done is not None:
-            done(task.id, agg)
+            done(ids, agg)
     return total
 
 
@@ -62,74 +63,94 @@ def _init(spec: BatchSpec) -> None:
     gc.set_threshold(*WORKER_GC_THRESHOLDS)
 
 
-def _pool_task(task: ChatTask) -> tuple[int, Aggregate]:
+def _pool_chunk(chunk: tuple[ChatTask, ...]) -> tuple[tuple[int, ...], Aggregate]:
     assert _SPEC is not None, "worker started without its BatchSpec"
-    return run_task(_SPEC, task, _DIGEST)
+    return run_chunk(_SPEC, chunk, _DIGEST)
 
 
 def run_pool(spec: BatchSpec, tasks: Sequence[ChatTask], jobs: int, done: Done | None = None,
              context: str = "spawn", stats: dict[str, int] | None = None) -> Aggregate:
     """Every task on ``jobs`` worker processes (see the module's note on dead workers); ``stats``
     gets the number of pools started and of tasks sent again."""
-    stats = stats if stats is not None else {}
-    stats.update(pools=0, resent=0)
-    total = Aggregate()
-    merged: set[int] = set()
-    attempts: dict[int, int] = {}
-    todo = list(reversed(tasks))         # popped from the end: in order
+    run = _PoolRun(chunks(tasks, jobs, WINDOW), done)
     ctx = multiprocessing.get_context(context)
-    while todo:
-        broken = False
-        stats["pools"] += 1
+    while run.todo or run.suspects:
+        run.pools += 1
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init, initargs=(spec,)) as pool:
-            running: dict[Future[tuple[int, Aggregate]], ChatTask] = {}
-            while (todo or running) and not broken:
-                while todo and len(running) < jobs * WINDOW:
-                    task = todo.pop()
-                    try:
-                        running[pool.submit(_pool_task, task)] = task
-                    except BrokenProcessPool:
-                        todo.append(task)
-                        broken = True
-                        break
-                if not running:
-                    break
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    task = running.pop(fut)
-                    try:
-                        task_id, agg = fut.result()
-                    except BrokenProcessPool:
-                        broken = True
-                        stats["resent"] += _retry(task, attempts, todo, total)
-                        continue
-                    if task_id not in merged:
-                        merged.add(task_id)
-                        total.merge(agg)
-                        if done is not None:
-                            done(task_id, agg)
+            broken = run.drive(pool, jobs * WINDOW)
             if broken:
-                for fut, task in running.items():
-                    if fut.done() and not fut.exception():
-                        task_id, agg = fut.result()
-                        if task_id not in merged:
-                            merged.add(task_id)
-                            total.merge(agg)
-                            if done is not None:
-                                done(task_id, agg)
-                    else:
-                        stats["resent"] += _retry(task, attempts, todo, total)
                 pool.shutdown(wait=False, cancel_futures=True)
-    return total
+    if stats is not None:
+        stats.update(pools=run.pools, resent=run.resent)
+    return run.total
 
 
-def _retry(task: ChatTask, attempts: dict[int, int], todo: list[ChatTask], total: Aggregate) -> bool:
-    """Send ``task`` again (True), or list it as failed once it has been in :data:`MAX_ATTEMPTS`
-    pools that broke."""
-    n = attempts[task.id] = attempts.get(task.id, 0) + 1
-    if n < MAX_ATTEMPTS:
-        todo.append(task)
+class _PoolRun:
+    """The runs of tasks of one :func:`run_pool` call: those to send, those in flight, the merged.
+
+    When a worker dies, every run in flight fails with the pool, and nothing says which one killed
+    it. Each of their tasks is then a suspect: suspects are sent one at a time, alone in the pool,
+    so a chat that kills its worker again is the only one charged with it (and listed as a failure
+    after :data:`MAX_ATTEMPTS`), while the others are counted once."""
+
+    def __init__(self, runs: list[tuple[ChatTask, ...]], done: Done | None) -> None:
+        self.todo = list(reversed(runs))         # popped from the end: in order
+        self.suspects: list[tuple[ChatTask, ...]] = []
+        self.done = done
+        self.total = Aggregate()
+        self.merged: set[int] = set()            # the first task id of each run merged
+        self.attempts: dict[int, int] = {}
+        self.pools = self.resent = 0
+
+    def drive(self, pool: ProcessPoolExecutor, window: int) -> bool:
+        """Send and merge runs until all are merged or the pool breaks (True)."""
+        running: dict[Future[tuple[tuple[int, ...], Aggregate]], tuple[ChatTask, ...]] = {}
+        while True:
+            while len(running) < (1 if self.suspects else window):
+                if self.suspects and running:
+                    break
+                source = self.suspects or self.todo
+                if not source:
+                    break
+                chunk = source.pop()
+                try:
+                    running[pool.submit(_pool_chunk, chunk)] = chunk
+                except BrokenProcessPool:
+                    source.append(chunk)
+                    return self._broken(running)
+            if not running:
+                return False
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            if any(isinstance(fut.exception(), BrokenProcessPool) for fut in finished):
+                return self._broken(running)
+            for fut in finished:
+                running.pop(fut)
+                self._merge(*fut.result())
+
+    def _merge(self, ids: tuple[int, ...], agg: Aggregate) -> None:
+        if ids[0] not in self.merged:
+            self.merged.add(ids[0])
+            self.total.merge(agg)
+            if self.done is not None:
+                self.done(ids, agg)
+
+    def _broken(self, running: dict[Future[tuple[tuple[int, ...], Aggregate]], tuple[ChatTask, ...]]) -> bool:
+        """Merge what finished before the pool broke; the rest become suspects (or failures)."""
+        for fut, chunk in running.items():
+            if fut.done() and not isinstance(fut.exception(), BrokenProcessPool):
+                self._merge(*fut.result())      # (a task's own error is raised here, as it would be)
+            else:
+                self._retry(chunk)
         return True
-    else:
-        total.fail(task.where, f"its worker process died {n} times (killed or out of memory)")
-        return False
+
+    def _retry(self, chunk: tuple[ChatTask, ...]) -> None:
+        """Send a run's tasks again, one at a time, or list its chat as failed once it has been in
+        :data:`MAX_ATTEMPTS` pools that broke."""
+        n = self.attempts.get(chunk[0].id, 0) + 1
+        if n < MAX_ATTEMPTS:
+            for task in reversed(chunk):         # popped from the end: in order
+                self.attempts[task.id] = n
+                self.suspects.append((task,))
+                self.resent += 1
+            return
+        self.total.fail(chunk[0].where, f"its worker process died {n} times (killed or out of memory)")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from .aggregate import Aggregate
@@ -30,9 +31,9 @@ class Progress:
         if enabled and (bar if bar is not None else self.stream.isatty()):
             self._bar = _rich_bar(tasks, self.stream)
 
-    def done(self, _task_id: int, agg: Aggregate) -> None:
-        """A task finished with aggregate ``agg``."""
-        self.finished += 1
+    def done(self, task_ids: Sequence[int], agg: Aggregate) -> None:
+        """Tasks finished with aggregate ``agg`` (theirs together)."""
+        self.finished += len(task_ids)
         self.chats += agg.chats
         self.generations += agg.generations
         self.failures += len(agg.failures)
