@@ -46,6 +46,9 @@ _ABSENT: Final = Sentinel.ABSENT
 #: theirs (forgetting all of them rescanned every visible message of every chat, 2.7 times the
 #: scans per generation of 200 chats in turn)
 HITS_MEMO_SIZE = 20_000
+#: the needle ids found in one piece of scan text: a tuple, as the memos keep tens of thousands (a
+#: frozenset of three ids takes 216 bytes, a tuple 64; every empty one is the same object)
+Hits = tuple[int, ...]
 _KEYS, _SECONDARY = attrgetter("keys"), attrgetter("keys_secondary")
 
 
@@ -288,10 +291,10 @@ class BoundIndex:
         self.over = over if over.word else None
         self.base = over.base
         self.newline_needles = main.needles.newline or over.newline
-        self.hits_memo: dict[str, frozenset[int]] = {}   # text -> hits (read directly by hot paths)
+        self.hits_memo: dict[str, Hits] = {}   # text -> hits (read directly by hot paths)
         #: the same for entry contents (recursion text), apart: a batch's stream of new messages
         #: would otherwise push out the contents, which recur in every chat
-        self.content_memo: dict[str, frozenset[int]] = {}
+        self.content_memo: dict[str, Hits] = {}
         #: the entries listed under a needle id: one list lookup (the overlay's ids follow the main ones)
         self.needle_lists: list[list[int]] = (main.needles.entries if self.over is None
                                               else main.needles.entries + over.entries)
@@ -341,26 +344,26 @@ class BoundIndex:
                 self.plain_records[gid] = rec
         return rec
 
-    def hits(self, text: str) -> frozenset[int]:
+    def hits(self, text: str) -> Hits:
         """Needle ids found in one piece of scan text (memoised: messages recur across generations)."""
         cached = self.hits_memo.get(text)
         if cached is not None:
             return cached
         return self._remember(text, self.hits_memo)
 
-    def content_hits(self, text: str) -> frozenset[int]:
+    def content_hits(self, text: str) -> Hits:
         """:meth:`hits` for an entry's content (recursion text), remembered in :attr:`content_memo`."""
         cached = self.content_memo.get(text)
         if cached is not None:
             return cached
         return self._remember(text, self.content_memo)
 
-    def _remember(self, text: str, memo: dict[str, frozenset[int]]) -> frozenset[int]:
+    def _remember(self, text: str, memo: dict[str, Hits]) -> Hits:
         found: set[int] = set()
         if text:
             self._find(text, found)
             self.refresh()
-        result = frozenset(found)
+        result = tuple(found)      # () when empty: one object for every piece without a needle
         make_room(memo, HITS_MEMO_SIZE)
         memo[text] = result
         return result

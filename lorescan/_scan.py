@@ -14,14 +14,14 @@ and the rare plain keys that contain ``"\\x01"``, are run on the exact per-entry
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from itertools import compress
 from operator import attrgetter, not_
 from typing import Any, cast
 
 from . import _js
 from ._compile import CompiledEntry
-from ._index import BoundIndex, make_room
+from ._index import BoundIndex, Hits, make_room
 from ._jsregex import PIECE_MARKED, JsRegex
 from ._keys import EMPTY, MARKER, REGEX, SKIP, TIMED_OUT, Key, KeyItem, match_key_text
 from ._macros import MacroEnv, substitute
@@ -32,7 +32,7 @@ JOINER = "\n\x01"
 
 
 _AFTER_MARK, _BEFORE_NEWLINE, _ALONE = range(3)
-_NONE: frozenset[int] = frozenset()
+_NONE: Hits = ()
 
 
 class ScanBuffer:
@@ -56,12 +56,11 @@ class ScanBuffer:
         self.recursion: list[str] = []
         # per recursion text: its hits, and the contents it joins with "\n" with the hits of each
         # (None when not known)
-        self._recursion_parts: list[tuple[frozenset[int] | set[int],
-                                          list[tuple[str, frozenset[int]]] | None]] = []
+        self._recursion_parts: list[tuple[Collection[int], list[tuple[str, Hits]] | None]] = []
         self.skew = 0
         self.skip_empty_recursion = skip_empty_recursion
         self._scanned = 0
-        self._message_hits: list[frozenset[int]] = []   # per scanned message (0 = newest)
+        self._message_hits: list[Hits] = []   # per scanned message (0 = newest)
         self._unions: dict[int, frozenset[int]] = {}     # n -> hits of the newest n messages
         self.inject_hits: frozenset[int] = frozenset().union(*(index.hits(t) for t in self.injections)) \
             if self.injections else frozenset()
@@ -114,17 +113,17 @@ class ScanBuffer:
             return
         self.recursion.append(text)
         index = self.index
-        parts: list[tuple[str, frozenset[int]]] | None = None
+        parts: list[tuple[str, Hits]] | None = None
         if lines is not None and not index.newline_needles:
             # no needle holds "\n", and "\n" is a word boundary: the text's hits are its lines' hits
             hits, memo = index.content_hits, index.content_memo.get
             # remembered hits as they are (an empty set too: most contents hold no needle)
             got = [h if (h := memo(line)) is not None else hits(line) for line in lines]
             parts = list(zip(lines, got))
-            found: set[int] | frozenset[int] = set().union(*got)
+            found: Collection[int] = set().union(*got)
         else:
             found = index.hits(text)
-        self.recursion_hits |= found
+        self.recursion_hits.update(found)
         self._recursion_parts.append((found, parts))
         self._text_cache.clear()
 
@@ -241,7 +240,7 @@ class ScanBuffer:
         d = min(d, self.depth_buffer_length())
         hits = self.index.hits
         # the pieces after the messages: (text, its hits, its lines if it is a recursion text)
-        tail: list[tuple[str, frozenset[int] | set[int], list[tuple[str, frozenset[int]]] | None]] = []
+        tail: list[tuple[str, Collection[int], list[tuple[str, Hits]] | None]] = []
         for f in fields:
             v = self.fields.get(f)
             if v:
@@ -250,6 +249,7 @@ class ScanBuffer:
         if with_recursion:
             tail += [(t, hs, lines) for t, (hs, lines) in zip(self.recursion, self._recursion_parts)]
         nids = key.nids
+        needles = frozenset(nids)       # a piece's hits are a tuple (or a set): looked up in this
         marked = rx.piecewise == PIECE_MARKED
         # (piece, how it is searched): _AFTER_MARK "\x01" + piece, _BEFORE_NEWLINE piece + "\n",
         # _ALONE the piece as it is (the text's last piece, or a recursed content after the first)
@@ -261,19 +261,19 @@ class ScanBuffer:
                 idx: Iterable[int] = range(d)
             else:
                 hs = self._message_hits
-                idx = [i for i in range(d) if not hs[i].isdisjoint(nids)]
+                idx = [i for i in range(d) if not needles.isdisjoint(hs[i])]
             checks = [(self.message(i) or "", _AFTER_MARK if marked else _ALONE if i == end else _BEFORE_NEWLINE)
                       for i in idx]
         elif not nids:   # no messages: the text still starts with an empty piece
             checks.append(("", _AFTER_MARK if marked else _ALONE if not tail else _BEFORE_NEWLINE))
         end = len(tail) - 1
         for j, (t, piece_hits, lines) in enumerate(tail):
-            if nids and piece_hits.isdisjoint(nids):
+            if nids and needles.isdisjoint(piece_hits):
                 continue
             if marked and lines is not None and len(lines) > 1:
                 # no match crosses a "\n": each recursed content on its own (they recur)
                 checks += [(line, _AFTER_MARK if k == 0 else _ALONE) for k, (line, lh) in enumerate(lines)
-                           if not nids or not lh.isdisjoint(nids)]
+                           if not nids or not needles.isdisjoint(lh)]
             else:
                 checks.append((t, _AFTER_MARK if marked else _ALONE if j == end else _BEFORE_NEWLINE))
         memo = self.index.main.piece_memo
