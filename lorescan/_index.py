@@ -42,7 +42,7 @@ UNBUILT: Final = Sentinel.UNBUILT
 _ABSENT: Final = Sentinel.ABSENT
 #: pieces of scan text whose hits a bound index remembers, in each of its two memos (messages,
 #: which recur across generations; recursed contents, which recur across evaluations and chats;
-#: about 15 MB at most each): past it, the older half is forgotten, so the chats in progress keep
+#: a few MB at most each): past it, the older half is forgotten, so the chats in progress keep
 #: theirs (forgetting all of them rescanned every visible message of every chat, 2.7 times the
 #: scans per generation of 200 chats in turn)
 HITS_MEMO_SIZE = 20_000

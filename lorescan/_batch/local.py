@@ -4,9 +4,10 @@ Tasks go to the workers in runs of a few (:func:`~.work.chunks`), each replayed 
 aggregate, and stream into the pool a few runs per worker at a time, so neither the pool's queue
 nor a worker's memory grows with the number of chats. Each worker gets the :class:`BatchSpec`
 once, when it starts, and compiles the books once. When a worker process dies (killed, out of
-memory), the pool breaks: the runs that had not returned are sent again to a new pool; a run's
-result is merged only once, so no chat is counted twice. A run that kills its worker
-:data:`MAX_ATTEMPTS` times has its chats listed as failures instead of being tried forever.
+memory), the pool breaks: the tasks of the runs that had not returned are sent again to a new
+pool, one at a time (see :class:`_PoolRun`); a run's result is merged only once, so no chat is
+counted twice. A task that kills its worker :data:`MAX_ATTEMPTS` times has its chats listed as
+failures instead of being tried forever.
 """
 
 from __future__ import annotations
@@ -106,9 +107,7 @@ class _PoolRun:
         """Send and merge runs until all are merged or the pool breaks (True)."""
         running: dict[Future[tuple[tuple[int, ...], Aggregate]], tuple[ChatTask, ...]] = {}
         while True:
-            while len(running) < (1 if self.suspects else window):
-                if self.suspects and running:
-                    break
+            while len(running) < (1 if self.suspects else window):     # a suspect runs alone
                 source = self.suspects or self.todo
                 if not source:
                     break
@@ -144,7 +143,7 @@ class _PoolRun:
         return True
 
     def _retry(self, chunk: tuple[ChatTask, ...]) -> None:
-        """Send a run's tasks again, one at a time, or list its chat as failed once it has been in
+        """Send a run's tasks again, one at a time, or list its chats as failed once it has been in
         :data:`MAX_ATTEMPTS` pools that broke."""
         n = self.attempts.get(chunk[0].id, 0) + 1
         if n < MAX_ATTEMPTS:
@@ -153,4 +152,5 @@ class _PoolRun:
                 self.suspects.append((task,))
                 self.resent += 1
             return
-        self.total.fail(chunk[0].where, f"its worker process died {n} times (killed or out of memory)")
+        for task in chunk:
+            self.total.fail(task.where, f"its worker process died {n} times (killed or out of memory)")
