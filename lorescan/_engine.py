@@ -102,7 +102,7 @@ class Lore:
         self._bound: dict[tuple, BoundIndex] = {}     # per (case/word settings, names)
         self._contents: dict[MacroEnv, dict[str, str]] = {}   # see _substituted
         self._activations: dict[int, tuple[Activation, str, int]] = {}   # see emit
-        self._named: dict[tuple[str, str], str] = {}           # see ScanMessages
+        self._named: dict[str, str] = {}           # see ScanMessages
         with _gc_paused():
             self._compiled = compile_books(self.books)
             self._all = [ce for _, entries in self._compiled for ce in entries]

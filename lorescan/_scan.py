@@ -334,11 +334,11 @@ class ScanMessages(Sequence[str]):
     """
 
     def __init__(self, chat: Sequence[ChatMessage], generation_type: str, include_names: bool,
-                 env: MacroEnv, named: dict[tuple[str, str], str] | None = None) -> None:
+                 env: MacroEnv, named: dict[str, str] | None = None) -> None:
         self.chat = chat
         self.include_names = include_names
         self.env = env
-        #: ``"name: mes"`` by (name, mes), kept by the caller across evaluations (a chat's messages
+        #: ``"name: mes"`` by ``mes``, kept by the caller across evaluations (a chat's messages
         #: recur in every later generation): the same string object each time, whose hash is known
         self.named = named if named is not None and include_names else None
         # indexes into ``chat`` of the kept messages, ascending (built in C: a replay passes long chats)
@@ -387,13 +387,15 @@ class ScanMessages(Sequence[str]):
 NAMED_SIZE = 20_000
 
 
-def _named(memo: dict[tuple[str, str], str], name: str, mes: str) -> str:
-    """``f"{name}: {mes}"``, the same object while ``memo`` keeps it."""
-    k = (name, mes)
-    got = memo.get(k)
-    if got is None:
+def _named(memo: dict[str, str], name: str, mes: str) -> str:
+    """``f"{name}: {mes}"``, the same object while ``memo`` keeps it. Kept by ``mes`` alone (no
+    key tuple per message: the memo holds tens of thousands): a kept string is
+    ``f"{n}: {mes}"`` for the name ``n`` it was made with, which is ``name`` when the lengths agree
+    and it starts with ``name``."""
+    got = memo.get(mes)
+    if got is None or len(got) != len(name) + 2 + len(mes) or not got.startswith(name):
         make_room(memo, NAMED_SIZE)
-        got = memo[k] = f"{name}: {mes}"
+        got = memo[mes] = f"{name}: {mes}"
     return got
 
 

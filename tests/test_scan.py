@@ -310,18 +310,18 @@ def test_formatted_messages_are_the_same_objects_in_every_evaluation(monkeypatch
 
     chat = [ChatMessage(name="U", mes="{{user}} opens"), ChatMessage(name="U", mes="hello"),
             ChatMessage(name="C", mes="well met")]
-    memo: dict[tuple[str, str], str] = {}
+    memo: dict[str, str] = {}
     first = ScanMessages(chat, "normal", True, MacroEnv(user="Ann"), memo)
     again = ScanMessages([ChatMessage(**m.model_dump()) for m in chat], "normal", True, MacroEnv(user="Ann"), memo)
     assert list(first) == list(again) == ["C: well met", "U: hello", "U: Ann opens"]
     assert first[0] is again[0] and first[1] is again[1]
-    assert memo == {("C", "well met"): "C: well met", ("U", "hello"): "U: hello"}
+    assert memo == {"well met": "C: well met", "hello": "U: hello"}
     assert list(ScanMessages(chat, "normal", False, MacroEnv(user="Ann"), memo)) == ["well met", "hello", "Ann opens"]
     monkeypatch.setattr(_scan, "NAMED_SIZE", 4)
     for k in range(9):
         ScanMessages([ChatMessage(name="U", mes="x"), ChatMessage(name="U", mes=f"m{k}")], "normal", True,
                      MacroEnv(), memo)[0]
-    assert list(memo) == [("U", "m6"), ("U", "m7"), ("U", "m8")]
+    assert list(memo) == ["m6", "m7", "m8"]
 
 
 def test_a_catastrophic_regex_key_times_out_once_per_evaluation(monkeypatch) -> None:
@@ -421,3 +421,25 @@ def test_recursed_contents_are_remembered_apart_from_messages(monkeypatch: pytes
     remembered = index.content_memo["the harbor light"]
     index.content_memo.clear()
     assert index.content_hits("the harbor light") == remembered and len(remembered) == 1
+
+
+def test_formatted_messages_are_kept_by_text_and_checked_by_name() -> None:
+    """The formatted-message memo is keyed by the message's text alone: a kept string serves a
+    later message only when it was made with the same name (a name of another length, or of the
+    same length, is formatted anew), and the same object comes back while it is kept."""
+    from lorescan._scan import _named
+
+    memo: dict[str, str] = {}
+    first = _named(memo, "Alex", "hello there")
+    assert first == "Alex: hello there" and _named(memo, "Alex", "hello there") is first
+    assert _named(memo, "Al", "hello there") == "Al: hello there"       # shorter name
+    assert _named(memo, "Alexandra", "hello there") == "Alexandra: hello there"
+    assert _named(memo, "Bart", "hello there") == "Bart: hello there"   # same length, other name
+    assert _named(memo, "", "hello there") == ": hello there"
+    assert _named(memo, "Alex", "hello there") == "Alex: hello there"
+    assert list(memo) == ["hello there"]
+    chat = [ChatMessage(name=n, is_user=n == "Alex", mes="the lamp") for n in ("Alex", "Bart", "Alex", "Al")]
+    lore = lorescan.compile([Lorebook.from_entries("b", [{"uid": 0, "key": ["Bart: the"]}])], tokenizer="words")
+    deep = Settings(world_info_depth=10)
+    assert lore.activate(chat, settings=deep).activated_keys() == ["b.0"]
+    assert lore.activate(chat[:1] + chat[2:], settings=deep).activated_keys() == []
