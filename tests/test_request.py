@@ -121,3 +121,33 @@ def test_without_buckets_the_records_and_budget_are_the_same() -> None:
     assert (bare.budget, bare.budget_used, bare.overflowed, bare.timed) == \
         (full.budget, full.budget_used, full.overflowed, full.timed)
     assert "buckets" not in ActivationRequest(chat=CHAT, buckets=False).model_dump()
+
+
+def test_evaluations_given_no_random_source_draw_from_one_reseeded_in_a_forked_child() -> None:
+    import os
+
+    from lorescan import _engine
+
+    lore = lorescan.compile([BOOK], tokenizer="chars4")
+
+    def dragons(rng: random.Random | None) -> list[bool]:
+        return ["w.0" in lore.activate(CHAT, user_name="Bob", char_name="Alice", rng=rng).activated_keys()
+                for _ in range(40)]
+
+    _engine._SHARED_RANDOM.seed(11)
+    shared = dragons(None)
+    assert shared == dragons(random.Random(11))      # one stream of draws across the 40 evaluations
+    assert 0 < sum(shared) < 40
+    if not hasattr(os, "fork"):
+        return
+    _engine._SHARED_RANDOM.seed(5)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:    # the child: its draw, then out without running the parent's cleanup
+        os.write(write, repr(_engine._SHARED_RANDOM.random()).encode())
+        os._exit(0)
+    os.close(write)
+    child = float(os.read(read, 64).decode())
+    os.waitpid(pid, 0)
+    os.close(read)
+    assert child != random.Random(5).random() == _engine._SHARED_RANDOM.random()
