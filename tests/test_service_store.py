@@ -142,3 +142,47 @@ def test_a_generation_whose_session_moved_meanwhile_is_computed_again(tmp_path: 
     store = Store(config.store_path)
     assert store.session("raced").generations == 3   # type: ignore[union-attr]
     store.close()
+
+
+def _sessions_in_file_alone(path: Path, tmp: Path) -> list[str]:
+    """The sessions the database file holds without its write-ahead log (a copy of the file alone)."""
+    copy = tmp / "file-alone.sqlite3"
+    copy.write_bytes(path.read_bytes())
+    db = sqlite3.connect(str(copy))
+    try:
+        if db.execute("SELECT name FROM sqlite_master WHERE name = 'sessions'").fetchone() is None:
+            return []           # not even the tables: they are still in the log
+        return [row[0] for row in db.execute("SELECT id FROM sessions ORDER BY id")]
+    finally:
+        db.close()
+
+
+def test_the_log_is_copied_into_the_file_by_the_stores_own_thread(tmp_path: Path, monkeypatch: Any) -> None:
+    import gc
+    import time
+
+    from lorescan._service import store as store_module
+
+    path = tmp_path / "s.sqlite3"
+    monkeypatch.setattr(store_module, "CHECKPOINT_SECONDS", 3600.0)
+    store = Store(path)
+    store.save_session("one", _state(3), 1)
+    assert _sessions_in_file_alone(path, tmp_path) == []      # no write copies the log itself
+    thread = store._checkpointer._thread
+    assert thread.name == "lorescan-store-checkpoint" and thread.is_alive()
+    store.close()
+    assert not thread.is_alive()
+    assert _sessions_in_file_alone(path, tmp_path) == ["one"]
+
+    monkeypatch.setattr(store_module, "CHECKPOINT_SECONDS", 0.05)
+    store = Store(path)
+    store.save_session("two", _state(4), 1)
+    deadline = time.monotonic() + 20
+    while _sessions_in_file_alone(path, tmp_path) != ["one", "two"]:     # copied with no close
+        assert time.monotonic() < deadline, "the checkpointer thread never copied the log"
+        time.sleep(0.02)
+    thread = store._checkpointer._thread
+    del store                           # dropped unclosed: its thread ends too
+    gc.collect()
+    thread.join(timeout=20)
+    assert not thread.is_alive()
