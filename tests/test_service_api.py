@@ -460,3 +460,18 @@ def test_malloc_arenas_are_limited_with_glibc() -> None:
     if platform.libc_ver()[0] != "glibc":
         pytest.skip("not glibc")
     assert limit_malloc_arenas(8) is True     # glibc takes the limit (its own default is 8 per core)
+
+
+def test_openai_messages_read_once_and_the_older_half_forgotten_when_full(monkeypatch: Any) -> None:
+    from lorescan._service import activation
+
+    monkeypatch.setattr(activation, "_ROLE_MESSAGES", {})
+    monkeypatch.setattr(activation, "_ROLE_MESSAGES_KEPT", 4)
+    chat = [{"role": "user" if i % 2 else "assistant", "content": f"message {i}"} for i in range(6)]
+    first = activation._messages(chat, "chat", "Bob", "Alice")
+    assert [(m.name, m.is_user, m.mes) for m in first] == [
+        ("Bob" if i % 2 else "Alice", bool(i % 2), f"message {i}") for i in range(6)]
+    # four kept, then the older two forgotten before the fifth: messages 2 to 5 are left
+    assert [key[1] for key in activation._ROLE_MESSAGES] == [f"message {i}" for i in range(2, 6)]
+    again = activation._messages(chat[4:], "chat", "Bob", "Alice")
+    assert again[0] is first[4] and again[1] is first[5]      # read once, the same objects

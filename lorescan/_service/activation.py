@@ -30,6 +30,7 @@ from .._errors import LorescanError
 from .._evidence import budget_use, closest_miss, message_spans
 from .._explain import entries_by_key, explain_many
 from .._formats.chats import role_message
+from .._index import make_room
 from .._mode import Mode
 from .._model import ActivationResult, ChatMessage, Lorebook, Settings, TimedState, validation_error
 from .._request import ActivationRequest
@@ -124,7 +125,8 @@ def check_settings(data: Any, where: str) -> None:
 
 #: OpenAI-style user and assistant messages already read, by (role, content, name, user, char): a
 #: chat is sent again with every generation, so each message is read once (the messages are never
-#: changed once made); cleared past ``_ROLE_MESSAGES_KEPT`` (about 10 MB at most)
+#: changed once made); past ``_ROLE_MESSAGES_KEPT`` (about 10 MB) the older half is forgotten, so the
+#: chats in use keep most of theirs (clearing it all made every chat read all of its messages again)
 _ROLE_MESSAGES: dict[tuple[str, str, str | None, str, str], ChatMessage] = {}
 _ROLE_MESSAGES_KEPT = 8_192
 
@@ -151,8 +153,7 @@ def _messages(items: list[Any], where: str, user_name: str, char_name: str) -> l
             except LorescanError as exc:
                 raise ServiceError(422, "invalid_request", exc.message, f"{where}[{i}]") from None
             if key is not None:
-                if len(memo) >= _ROLE_MESSAGES_KEPT:
-                    memo.clear()
+                make_room(memo, _ROLE_MESSAGES_KEPT)
                 memo[key] = item
         out.append(item)
     return out
