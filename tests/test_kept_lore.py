@@ -6,6 +6,7 @@ counts), and the C extension takes some steps. Here one kept ``Lore`` runs a gro
 generation after generation, and each generation is run again on a freshly compiled ``Lore``
 with the other steps (C for one, Python for the other, by turns from seed to seed): the whole
 results must be equal, timed state included.
+
 The books are small and built to collide (``random_books``) and use every feature: timed
 effects, groups and scoring, minimum activations, filters, decorators, match fields, triggers,
 outlets, books of every scope, both SillyTavern versions, swipes, dry runs and changing names.
