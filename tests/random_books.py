@@ -1,6 +1,7 @@
 """Small random books built to collide: a vocabulary of near misses (case variants, accents and
 their decomposed forms, punctuation at word edges, substrings of other words, scripts without
-spaces), regex keys with flags, macro keys, secondary logic, inclusion groups, probability, scan
+spaces, blanks and spaces at the ends, the scan text's own separators), regex keys with flags,
+lookbehinds and unicode classes, macro keys, secondary logic, inclusion groups, probability, scan
 depths, budgets that overflow. Used to compare two ways of evaluating the same generations
 (``test_kept_lore.py``, and the baseline in ``benchmarks/test_baseline_agrees.py``).
 
@@ -11,6 +12,7 @@ activations and books of every scope.
 
 from __future__ import annotations
 
+import os
 import random
 from typing import Any
 
@@ -18,11 +20,21 @@ from lorescan import ChatMessage, Settings
 
 WORDS = ["ash", "Ash", "ASH", "ash-tree", "ashes", "café", "Café", "naïve", "x", "x_y", "42", "tree", "Al",
          "Bo", "dragon", "Dragon", "drag", "on", "fire", "fire!", "ice", "ICE", "ice.", "sea", "seashell", "a",
-         "an", "the", "ß", "ẞ", "İstanbul", "istanbul", "東京", "東", "é", "e\u0301", "o'neil", "O'Neil"]
+         "an", "the", "ß", "ẞ", "İstanbul", "istanbul", "東京", "東", "é", "e\u0301", "o'neil", "O'Neil",
+         " ash", "ash ", "", "  ", "a\nb", "\x01", "Ash,", "(ash)", "ash's", "ASH!", "東京タワー", "ΣΑΣ", "σας", "ς"]
 REGEX_KEYS = ["/as+h/", "/as+h/i", "/\\bcaf/i", "/^Al/m", "/ice\\./", "/dra(g|k)on/i", "/x_?y/", "/\\d+/",
-              "/Tree$/im", "/fire!/", "/sea(shell)?/", "/東./", "/[A-Z]sh/"]
+              "/Tree$/im", "/fire!/", "/sea(shell)?/", "/東./", "/[A-Z]sh/", "/(?<=a)sh/", "/\\bash\\b/u",
+              "/a.*?e/s", "/^$/m", "/[\\s\\S]/", "/(a|)+b/", "/\\u0301/u", "/x{2,}/i", "/\\p{L}+é/u"]
 MACRO_KEYS = ["{{char}}", "{{user}}", "{{char}} ash", "hello {{user}}"]
 DECORATORS = ["@@activate\n", "@@dont_activate\n", "@@depth 2\n", "@@dont_activate\n@@activate\n"]
+
+
+def count(default: int) -> int:
+    """How many random books a comparison runs: ``default``, or ``LORESCAN_RANDOM_BOOKS`` for a
+    longer campaign (``LORESCAN_RANDOM_BOOKS=20000 pytest tests/test_kept_lore.py``)."""
+    return int(os.environ.get("LORESCAN_RANDOM_BOOKS", default))
+
+
 #: (user, character) names a generation may use
 NAMES = [("Al", "Bo"), ("Bo", "Al"), ("Al", "Al"), ("x", "Café")]
 

@@ -27,7 +27,7 @@ from lorescan._results import result_json
 
 from . import random_books as rb
 
-SEEDS = range(60)
+SEEDS = range(rb.count(60))
 NATIVE = _index.native
 
 
