@@ -2,7 +2,8 @@
 
 :class:`Lore` is built once from the books (``compile``), then :meth:`Lore.activate` runs one
 evaluation for a chat state and returns the buckets and the timed-effect state to carry forward.
-The engine is pure: no I/O, no printing; randomness comes from the caller's random source.
+The engine is pure: no I/O, no printing; randomness comes from the caller's random source, or,
+given none, from one the process shares, as SillyTavern's ``Math.random`` is.
 """
 
 from __future__ import annotations
