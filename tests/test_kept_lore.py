@@ -9,7 +9,8 @@ results must be equal, timed state included.
 
 The books are small and built to collide (``random_books``) and use every feature: timed
 effects, groups and scoring, minimum activations, filters, decorators, match fields, triggers,
-outlets, books of every scope, both SillyTavern versions, swipes, dry runs and changing names.
+outlets, books of every scope, both SillyTavern versions, both word rules, quirks off, card books'
+own settings, swipes, dry runs and changing names.
 """
 
 from __future__ import annotations
@@ -49,10 +50,12 @@ def _generations(seed: int) -> tuple[int, int]:
              for i in range(r.randint(1, 3))]
     persona_book = next((b.name for b in books if b.scope == "persona"), None)
     s = rb.settings(r, full=True)
-    compat, tokenizer = r.choice(["1.18", "1.18", "1.12"]), r.choice(["chars4", "words", "cl100k"])
+    options = dict(compat=r.choice(["1.18", "1.18", "1.12"]), tokenizer=r.choice(["chars4", "words", "cl100k"]),
+                   word_boundaries=r.choice(["sillytavern", "sillytavern", "unicode"]), quirks=r.random() < 0.8,
+                   card_book_settings=r.random() < 0.2)
     c_steps_kept = seed % 2 == 0 and NATIVE is not None     # the kept Lore's steps: C or Python, by turns
     with _steps(c_steps_kept):
-        kept = lorescan.compile(books, settings=s, tokenizer=tokenizer, compat=compat)
+        kept = lorescan.compile(books, settings=s, **options)
     character = Character(name="Bo", avatar="Bo.png", tags=r.choice([["t1"], [], None]),
                           description=rb.words(r, 0, 4), scenario=rb.words(r, 0, 3))
     chat: list[lorescan.ChatMessage] = []
@@ -71,7 +74,7 @@ def _generations(seed: int) -> tuple[int, int]:
         with _steps(c_steps_kept):
             a = kept.activate(chat, timed=timed_kept, rng=random.Random(draws), **fields)
         with _steps(not c_steps_kept):
-            fresh = lorescan.compile(books, settings=s, tokenizer=tokenizer, compat=compat)
+            fresh = lorescan.compile(books, settings=s, **options)
             b = fresh.activate(chat, timed=timed_fresh, rng=random.Random(draws), **fields)
         assert result_json(a) == result_json(b), f"seed {seed}, generation {turn}"
         assert [x.model_dump() for x in a.activated] == [x.model_dump() for x in b.activated]  # the records too
