@@ -103,10 +103,17 @@ def _branch_runs(source: str, max_alts: int) -> list[set[str]]:
         c = source[i]
         if c == "\\":
             # an escape: skip it whole (\x41, \u{…}, \cA, \k<n>, \p{…} and backreferences run
-            # on; taking the characters after those as a run-break is merely conservative)
+            # on; taking the characters after those as a run-break is merely conservative). A
+            # braced or angled one runs to its closing bracket: \p{Script=Greek} is one escape, and
+            # no "=greek" follows it.
             cur, last = close(cur), None
             e = source[i + 1:i + 2]
             i += 2
+            if e and e in "ukpP" and source[i:i + 1] in ("{", "<"):
+                end = source.find("}" if source[i] == "{" else ">", i)
+                if end >= 0:
+                    i = end + 1
+                    continue
             if e and e in "xuckpP0123456789":
                 while i < n and (source[i].isalnum() or source[i] in "{}<>_"):
                     i += 1

@@ -22,6 +22,10 @@ from lorescan._prefilter import required_literals
     ("dragon|wyrm", "i", ("dragon", "wyrm")), ("(?:ab)?cde", "", ("cde",)), ("(?=abc)x", "", None),
     ("ab(cd)*ef", "", None), ("(?<name>abc|abd)e", "", ("abce", "abde")), ("(?i:abc)d", "", None),
     ("(ab|cd)+xyz", "", ("xyz",)), ("(a|b|c)(d|e|f)(g|h|i)", "", None),
+    # a braced or angled escape is one escape: no "=greek" after \p{Script=Greek}
+    (r"\p{Script=Greek}x", "u", None), (r"\p{Script=Greek}xyz", "u", ("xyz",)),
+    (r"\p{General_Category=Letter}abc", "u", ("abc",)), (r"(?<n>a)\k<n>bcd", "", ("bcd",)),
+    (r"\k<a$bcd>", "", None), (r"\u{1F600}abc", "u", ("abc",)),
 ])
 def test_required_literals(source: str, flags: str, expected: tuple[str, ...] | None) -> None:
     assert required_literals(source, flags) == expected
@@ -49,6 +53,10 @@ def test_regex_keys_with_a_required_literal() -> None:
     # {2,1} is invalid: the key's own text is found through "drag", the start of a literal
     assert _activated(["/drag(?:on|onne)x{2,1}/"], "see /DRAG(?:on|onne)x{2,1}/ here") == ["b.0"]
     assert _activated(["/drag(?:on|onne)x{2,1}/"], "a dragonxx, a drag") == []
+    # a property escape with a value: every Greek letter before x, no literal "=greek" needed
+    assert _activated(["/\\p{Script=Greek}x/u"], "say αx now") == ["b.0"]
+    assert _activated(["/\\p{Script=Greek}xyz/u"], "say βxyz now") == ["b.0"]
+    assert _activated(["/\\p{Script=Greek}xyz/u"], "say bxyz now") == []
 
 
 def test_prepared_keys_by_entry() -> None:
