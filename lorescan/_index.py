@@ -416,7 +416,7 @@ class UnicodeBoundIndex(BoundIndex):
                 continue
             found.update(trig & needles.literals)  # type: ignore[attr-defined]
             if needles.triggers:
-                probe = trig & needles.triggers
+                probe = trig & needles.triggers | trig & needles.text_triggers
                 needles.find_regexes(text, probe, self.main.piece_memo)
                 found.update(probe.difference(trig))
 

@@ -44,7 +44,7 @@ from ._jsregex_translate import CTX, NL, SOH, JsRegexSyntaxError, _Translator
 from ._match import split_regex_key
 
 __all__ = ["JsRegex", "JsRegexSyntaxError", "PIECE_MARKED", "PIECE_NEWLINE", "RegexTimeout", "REGEX_TIMEOUT_SECONDS",
-           "parse_regex_key", "timeout_count"]
+           "parse_regex_key", "timeout_count", "translate_regex_key"]
 
 #: Seconds one search may run before it is abandoned (read at call time, so callers may change it).
 REGEX_TIMEOUT_SECONDS: float = 0.25
@@ -73,17 +73,22 @@ def timeout_count() -> int:
 # --------------------------------------------------------------------------- public API
 
 class JsRegex:
-    """A compiled JavaScript ``new RegExp(source, flags)``; raises :class:`JsRegexSyntaxError`."""
+    """A compiled JavaScript ``new RegExp(source, flags)``; raises :class:`JsRegexSyntaxError`.
+
+    ``lazy=True`` translates the pattern (raising for what JavaScript rejects) and leaves the
+    ``regex`` module's compile, the dearer half, to the first search or :meth:`compiles`: what a
+    key index needs first is whether a regex can be searched piece by piece (:attr:`local`),
+    and most keys are never searched."""
 
     __slots__ = ("source", "flags", "py_pattern", "piecewise", "local", "timed_out", "_opts", "_whole",
-                 "_tests", "_utf16")
+                 "_tests", "_utf16", "_branches", "_refused")
 
-    def __init__(self, source: str, flags: str = "") -> None:
+    def __init__(self, source: str, flags: str = "", *, lazy: bool = False) -> None:
         if len(set(flags)) != len(flags) or not set(flags) <= set("dgimsuy"):
             raise JsRegexSyntaxError(f"Invalid flags {flags!r}")
         self.source, self.flags = source, flags
         tr = _Translator(source, flags)
-        self.py_pattern, branches = tr.translate()
+        self.py_pattern, self._branches = tr.translate()
         #: How a text made of pieces joined by "\n\x01" may be searched piece by piece (see
         #: :data:`PIECE_MARKED`); 0 when it may not: an anchor, a lookaround or ``y`` sees beyond a
         #: match, or some atom can consume both "\n" and "\x01" (a match could span the joiner).
@@ -94,22 +99,53 @@ class JsRegex:
         #: own, whatever surrounds the piece.
         self.local = self.piecewise == PIECE_MARKED and not tr.reach & SOH
         self._opts = regex.VERSION0 | (regex.IGNORECASE if "u" in flags and "i" in flags else 0)
-        split = len(branches) > 1  # then the whole pattern is compiled when first needed
-        try:
-            tests = [regex.compile(b, self._opts) for b in (branches if split else [self.py_pattern])]
-        except (regex.error, OverflowError, MemoryError, RecursionError) as exc:
-            raise JsRegexSyntaxError(f"cannot compile /{source}/{flags}: {exc}") from exc
-        self._tests = tuple(rx.match if "y" in flags else rx.search for rx in tests)  # y: lastIndex 0
-        self._whole: _Runs | None = None if split else self._tests
+        self._tests: _Runs | None = None
+        self._whole: _Runs | None = None
+        self._refused: str | None = None      # why the regex module refused the pattern
         self._utf16 = "u" not in flags
         #: Whether the last ``test``/``search_span`` call hit the timeout.
         self.timed_out = False
+        if not lazy:
+            self._runs()
+
+    def compiles(self) -> bool:
+        """Whether the ``regex`` module takes the pattern (compiled now, if it was not yet): a
+        pattern JavaScript accepts and ``regex`` refuses is plain text, as if JavaScript refused it."""
+        if self._tests is None and self._refused is None:
+            try:
+                self._runs()
+            except JsRegexSyntaxError:
+                pass
+        return self._refused is None
+
+    def _runs(self) -> _Runs:
+        """The searches :meth:`test` tries in long texts (each alternative of a top-level
+        alternation on its own), compiled on first use; the whole pattern, when it has none."""
+        tests = self._tests
+        if tests is None:
+            if self._refused is not None:
+                raise JsRegexSyntaxError(self._refused)
+            branches = self._branches
+            split = len(branches) > 1  # then the whole pattern is compiled when first needed
+            try:
+                compiled = [regex.compile(b, self._opts) for b in (branches if split else [self.py_pattern])]
+            except (regex.error, OverflowError, MemoryError, RecursionError) as exc:
+                self._refused = f"cannot compile /{self.source}/{self.flags}: {exc}"
+                raise JsRegexSyntaxError(self._refused) from exc
+            tests = tuple(rx.match if "y" in self.flags else rx.search for rx in compiled)  # y: lastIndex 0
+            if not split:
+                self._whole = tests
+            self._tests = tests
+        return tests
 
     def __repr__(self) -> str:
         return f"JsRegex(/{self.source}/{self.flags})"
 
     def _one(self) -> _Runs:  # the whole pattern, compiled on first use when test() has branches
         if self._whole is None:
+            self._runs()        # refused as the alternatives are, if they are
+            if self._whole is not None:
+                return self._whole
             rx = regex.compile(self.py_pattern, self._opts)
             self._whole = (rx.match if "y" in self.flags else rx.search,)
         return self._whole
@@ -138,13 +174,13 @@ class JsRegex:
 
     def test(self, text: str, *, strict: bool = False) -> bool:
         """``RegExp.prototype.test(text)`` with lastIndex 0; a timeout gives False and sets ``timed_out``."""
-        runs = self._tests if len(text) >= _SPLIT_AT else self._whole or self._one()
+        runs = self._runs() if len(text) >= _SPLIT_AT else self._whole or self._one()
         return self._find(runs, text, strict)[1] is not None
 
     def test_or_timeout(self, text: str) -> bool | None:
         """``test(text)``, or ``None`` when the search timed out. Unlike ``timed_out``, which the
         last search of any thread sets, the answer belongs to this call."""
-        runs = self._tests if len(text) >= _SPLIT_AT else self._whole or self._one()
+        runs = self._runs() if len(text) >= _SPLIT_AT else self._whole or self._one()
         _, m, late = self._find(runs, text, False)
         return None if late else m is not None
 
@@ -162,10 +198,19 @@ class JsRegex:
 @functools.lru_cache(maxsize=4096)
 def parse_regex_key(key: str) -> JsRegex | None:
     """SillyTavern's ``parseRegexFromString``: a :class:`JsRegex`, or ``None`` when the key is plain text."""
+    rx = translate_regex_key(key)
+    return rx if rx is not None and rx.compiles() else None
+
+
+@functools.lru_cache(maxsize=4096)
+def translate_regex_key(key: str) -> JsRegex | None:
+    """:func:`parse_regex_key`'s regex, translated but not compiled yet (``lazy``; the same object
+    while cached), or ``None`` when JavaScript rejects it; whether ``regex`` compiles it is
+    :meth:`JsRegex.compiles`'s question."""
     parts = split_regex_key(key)
     if parts is None:
         return None
     try:
-        return JsRegex(*parts)
+        return JsRegex(*parts, lazy=True)
     except (JsRegexSyntaxError, RecursionError):
         return None

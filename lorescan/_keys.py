@@ -22,7 +22,7 @@ from typing import Any
 import ahocorasick
 
 from . import _js
-from ._jsregex import JsRegex, parse_regex_key
+from ._jsregex import JsRegex, parse_regex_key, translate_regex_key
 from ._macros import MacroEnv, substitute
 from ._match import (
     SILLYTAVERN,
@@ -77,8 +77,15 @@ class Key:
     @property
     def regex(self) -> JsRegex | None:
         """The compiled regex, built on first use; ``None`` if JavaScript would reject it (plain text)."""
+        rx = self.translated
+        return rx if rx is not None and rx.compiles() else None
+
+    @property
+    def translated(self) -> JsRegex | None:
+        """The regex as :attr:`regex` has it, translated on first use but perhaps not compiled yet
+        (``None`` if JavaScript rejects the pattern): enough to know whether it is ``local``."""
         if self._regex is None and self.kind == REGEX:
-            self._regex = parse_regex_key(self.text) or False  # type: ignore[assignment]
+            self._regex = translate_regex_key(self.text) or False  # type: ignore[assignment]
         return self._regex or None
 
 
@@ -148,7 +155,11 @@ class Needles:
         self.regex_on: dict[int, tuple[int, ...]] = {}   # prefilter needle -> regex needles
         self.regex_keys: dict[int, Key] = {}             # regex needle -> a key with that text
         self.regex_live: dict[int, bool] = {}            # regex needle -> whether hits find it
+        #: a needle found wherever a regex key's own text is, when the text holds none of its
+        #: literals -> those regex needles (see regex_ready)
+        self.regex_text_on: dict[int, tuple[int, ...]] = {}
         self.triggers: frozenset[int] = frozenset()      # the prefilter needles of regex needles
+        self.text_triggers: frozenset[int] = frozenset()  # the needles of regex keys' own texts
         # Phrase needles (see _add_phrases): a trigger needle -> the phrase needle(s) it leads to,
         # each phrase's text, and the case-sensitive ones (ints and strings: no tuples by the
         # 10,000 for the collector to walk)
@@ -287,14 +298,23 @@ class Needles:
             self.regex_keys[rid] = key
             for nid in on:
                 self.regex_on[nid] = self.regex_on.get(nid, ()) + (rid,)
+            for nid in key.nids[len(on):]:     # the needle of the key's own text
+                self.regex_text_on[nid] = self.regex_text_on.get(nid, ()) + (rid,)
         return rid
 
     def regex_ready(self, rid: int) -> bool:
         """Whether hits find regex needle ``rid``: its key is a valid JavaScript regex whose matches
-        stay within one piece of scan text (``JsRegex.local``), and no search of it timed out."""
+        stay within one piece of scan text (``JsRegex.local``), and no search of it timed out.
+
+        Known from the pattern's translation (compiling is the dearer half, and most regex keys
+        an entry record asks about are never searched): the regex is compiled when a piece first
+        holds one of its literals, or the key's own text (:meth:`find_regexes`), and one the
+        ``regex`` module refuses then dies as a timed-out one does, its key plain text from then
+        on. Until then the two agree: such a key matches nowhere, and as plain text it would match
+        only where its own text is."""
         live = self.regex_live.get(rid)
         if live is None:
-            rx = self.regex_keys[rid].regex
+            rx = self.regex_keys[rid].translated
             live = self.regex_live[rid] = rx is not None and rx.local
         return live
 
@@ -303,6 +323,11 @@ class Needles:
 
         A search that times out gives the regex up as a needle (its keys go back to the search of
         the whole text) and leaves a note in ``memo`` so the piece is not searched again."""
+        for nid in found & self.text_triggers:   # a key's own text: is it a regex the regex module takes?
+            for rid in self.regex_text_on[nid]:
+                if self.regex_live.get(rid) and self.regex_keys[rid].regex is None:
+                    self.regex_live[rid] = False
+                    self.deaths += 1
         rids: set[int] = set()
         for nid in found & self.triggers:
             rids.update(self.regex_on[nid])
@@ -310,7 +335,12 @@ class Needles:
             if not self.regex_ready(rid):
                 continue
             key = self.regex_keys[rid]
-            got = key.regex.test_or_timeout(text)  # type: ignore[union-attr]
+            rx = key.regex
+            if rx is None:      # refused by the regex module when first compiled: plain text
+                self.regex_live[rid] = False
+                self.deaths += 1
+                continue
+            got = rx.test_or_timeout(text)
             if got:
                 found.add(rid)
             elif got is None:   # timed out
@@ -326,6 +356,7 @@ class Needles:
         self.ids = {}                   # only needed while adding
         self._regex_ids = {}
         self.triggers = frozenset(self.regex_on)
+        self.text_triggers = frozenset(self.regex_text_on)
         self.phrase_triggers = frozenset(self.phrase_on)
 
     @staticmethod

@@ -338,3 +338,87 @@ def test_the_bmp_string_case_classes_are_searched_in_is_every_code_unit_once() -
     bmp = _bmp()
     assert len(bmp) == 0x10000
     assert bmp == "".join(map(chr, range(0x10000)))      # lone surrogates kept, none paired
+
+
+#: 200 nested groups: JavaScript takes the pattern, the ``regex`` module refuses it (its parser's
+#: recursion), so the key is matched as plain text; its literal ``wombat`` prefilters it either way,
+#: and its matches stay within a piece of scan text (it is ``local``)
+_NESTED = "(?:" * 200 + "x" + ")" * 200
+_REFUSED_ON_COMPILE = f"/wombat{_NESTED}/"
+
+
+def test_the_refused_keys_here_are_local_and_prefiltered() -> None:
+    from lorescan._jsregex import translate_regex_key
+    from lorescan._match import regex_key_source
+    from lorescan._prefilter import required_literals
+
+    for key, literals in ((_REFUSED_ON_COMPILE, ("wombat",)), (f"/wom(?:bat|ble){_NESTED}/", ("wombat", "womble"))):
+        translated = translate_regex_key(key)
+        assert translated is not None and translated.local and parse_regex_key(key) is None
+        assert required_literals(*regex_key_source(key)) == literals     # type: ignore[misc]
+
+
+@pytest.mark.parametrize("c_steps", [True, False])
+def test_a_regex_key_refused_when_compiled_is_plain_text_in_a_kept_lore(c_steps: bool) -> None:
+    import lorescan
+    from lorescan import _index
+
+    assert parse_regex_key(_REFUSED_ON_COMPILE) is None
+    book = lorescan.Lorebook.from_entries("w", [
+        {"uid": 0, "key": [_REFUSED_ON_COMPILE], "content": "refused"},
+        {"uid": 1, "key": ["wombat"], "content": "plain wombat"},
+        {"uid": 2, "key": ["ash"], "keysecondary": [_REFUSED_ON_COMPILE], "selective": True,
+         "selectiveLogic": 2, "content": "ash, not the key"}])
+    chats = ["nothing here", "a wombat and ash here", f"the key {_REFUSED_ON_COMPILE} typed, and ash",
+             "a wombat again, ash"]
+    native = _index.native
+    _index.native = native if c_steps else None
+    try:
+        kept = lorescan.compile([book], tokenizer="chars4")
+        got = [kept.activate([lorescan.ChatMessage(name="U", is_user=True, mes=m)]).activated_keys() for m in chats]
+        fresh = [lorescan.compile([book], tokenizer="chars4").activate(
+            [lorescan.ChatMessage(name="U", is_user=True, mes=m)]).activated_keys() for m in chats]
+    finally:
+        _index.native = native
+    assert got == fresh == [[], ["w.1", "w.2"], ["w.0", "w.1"], ["w.1", "w.2"]]
+
+
+def test_a_regex_key_is_compiled_when_a_piece_first_holds_a_literal_of_it() -> None:
+    """An entry's gate record asks whether its regex keys are searched piece by piece; that is read
+    from the translation, and the regex module compiles the key only where one of its literals is."""
+    import lorescan
+    from lorescan._jsregex import translate_regex_key
+
+    key = "/q+uokkas?/i"
+    book = lorescan.Lorebook.from_entries("w", [{"uid": 0, "key": ["wombat", key], "content": "marsupials"}])
+    lore = lorescan.compile([book], tokenizer="chars4")
+    say = [lorescan.ChatMessage(name="U", is_user=True, mes="a wombat")]
+    assert lore.activate(say).activated_keys() == ["w.0"]
+    translated = translate_regex_key(key)
+    assert translated is not None and translated.local and translated._tests is None    # not compiled
+    say = [lorescan.ChatMessage(name="U", is_user=True, mes="a QQuokka!")]
+    assert lore.activate(say).activated_keys() == ["w.0"]
+    assert translated._tests is not None and parse_regex_key(key) is translated
+
+
+@pytest.mark.parametrize("c_steps", [True, False])
+def test_a_refused_regex_key_whose_text_holds_no_literal_is_plain_text(c_steps: bool) -> None:
+    """Its literals (``wombat``, ``womble``) are not in its own text, so a needle of the text (``wom``)
+    is a needle of the key's too: a piece holding it compiles the regex, which dies there, before
+    any piece has held a literal (the first chat asks whether the key is searched piece by piece)."""
+    import lorescan
+    from lorescan import _index
+
+    key = f"/wom(?:bat|ble){_NESTED}/"
+    assert parse_regex_key(key) is None
+    book = lorescan.Lorebook.from_entries("w", [{"uid": 0, "key": ["quokka", key], "content": "refused"},
+                                                {"uid": 1, "key": [key], "content": "refused alone"}])
+    chats = ["a quokka", f"the key {key} typed", "a wombat, a quokka", "a womble"]
+    native = _index.native
+    _index.native = native if c_steps else None
+    try:
+        lore = lorescan.compile([book], tokenizer="chars4")
+        got = [lore.activate([lorescan.ChatMessage(name="U", is_user=True, mes=m)]).activated_keys() for m in chats]
+    finally:
+        _index.native = native
+    assert got == [["w.0"], ["w.0", "w.1"], ["w.0"], []]
