@@ -324,8 +324,8 @@ class Needles:
         A search that times out gives the regex up as a needle (its keys go back to the search of
         the whole text) and leaves a note in ``memo`` so the piece is not searched again."""
         for nid in found & self.text_triggers:   # a key's own text: is it a regex the regex module takes?
-            for rid in self.regex_text_on[nid]:
-                if self.regex_live.get(rid) and self.regex_keys[rid].regex is None:
+            for rid in self.regex_text_on[nid]:     # (asked now: a piece's hits are remembered)
+                if self.regex_ready(rid) and self.regex_keys[rid].regex is None:
                     self.regex_live[rid] = False
                     self.deaths += 1
         rids: set[int] = set()

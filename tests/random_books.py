@@ -18,17 +18,19 @@ from typing import Any
 
 from lorescan import ChatMessage, Settings
 
+#: regex keys JavaScript takes and the regex module refuses (plain text): an unknown script, and 200
+#: nested groups, whose literal is in its own text or not (their texts are words of the chats too)
+_REFUSED = ["/\\p{Script=Foo}ash/u", "/wombat" + "(?:" * 200 + "x" + ")" * 200 + "/",
+            "/wom(?:bat|ble)" + "(?:" * 200 + "x" + ")" * 200 + "/"]
 WORDS = ["ash", "Ash", "ASH", "ash-tree", "ashes", "café", "Café", "naïve", "x", "x_y", "42", "tree", "Al",
          "Bo", "dragon", "Dragon", "drag", "on", "fire", "fire!", "ice", "ICE", "ice.", "sea", "seashell", "a",
          "an", "the", "ß", "ẞ", "İstanbul", "istanbul", "東京", "東", "é", "e\u0301", "o'neil", "O'Neil",
          " ash", "ash ", "", "  ", "a\nb", "\x01", "Ash,", "(ash)", "ash's", "ASH!", "東京タワー", "ΣΑΣ", "σας", "ς",
-         "a.b", "/\\p{Script=Foo}ash/u", "/\\p{Script=Foo}a\\.b/u"]     # the last two: refused regex keys' texts
+         "a.b", "wombat", "womble", "wom"] + _REFUSED
 REGEX_KEYS = ["/as+h/", "/as+h/i", "/\\bcaf/i", "/^Al/m", "/ice\\./", "/dra(g|k)on/i", "/x_?y/", "/\\d+/",
               "/Tree$/im", "/fire!/", "/sea(shell)?/", "/東./", "/[A-Z]sh/", "/(?<=a)sh/", "/\\bash\\b/u",
               "/a.*?e/s", "/^$/m", "/[\\s\\S]/", "/(a|)+b/", "/\\u0301/u", "/x{2,}/i", "/\\p{L}+é/u",
-              # JavaScript takes these and the regex module refuses them (plain text): one holds its
-              # literal in its own text, the other not
-              "/\\p{Script=Foo}ash/u", "/\\p{Script=Foo}a\\.b/u"]
+              *_REFUSED]
 MACRO_KEYS = ["{{char}}", "{{user}}", "{{char}} ash", "hello {{user}}"]
 DECORATORS = ["@@activate\n", "@@dont_activate\n", "@@depth 2\n", "@@dont_activate\n@@activate\n"]
 

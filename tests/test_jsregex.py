@@ -422,3 +422,18 @@ def test_a_refused_regex_key_whose_text_holds_no_literal_is_plain_text(c_steps: 
     finally:
         _index.native = native
     assert got == [["w.0"], ["w.0", "w.1"], ["w.0"], []]
+
+
+def test_a_refused_key_whose_text_was_scanned_before_its_entry_was_met_is_plain_text() -> None:
+    """A piece's hits are remembered: the piece holding the key's own text is where the key is
+    found refused, whether or not its entry has been read by then."""
+    import lorescan
+
+    key = f"/wom(?:bat|ble){_NESTED}/"
+    book = lorescan.Lorebook.from_entries("w", [{"uid": 0, "key": ["quokka", key], "scanDepth": 1,
+                                                 "content": "refused"}])
+    lore = lorescan.compile([book], tokenizer="chars4")
+    typed = lorescan.ChatMessage(name="U", is_user=True, mes=f"the key {key} typed")
+    filler = lorescan.ChatMessage(name="C", mes="and then nothing")
+    assert lore.activate([typed, filler]).activated_keys() == []      # it reads only the newest message
+    assert lore.activate([filler, typed]).activated_keys() == ["w.0"]
