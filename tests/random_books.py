@@ -36,8 +36,9 @@ DECORATORS = ["@@activate\n", "@@dont_activate\n", "@@depth 2\n", "@@dont_activa
 
 
 def count(default: int) -> int:
-    """How many random books a comparison runs: ``default``, or ``LORESCAN_RANDOM_BOOKS`` for a
-    longer campaign (``LORESCAN_RANDOM_BOOKS=20000 pytest tests/test_kept_lore.py``)."""
+    """How many random books (or regex patterns, ``test_prefilter.py``) a comparison runs:
+    ``default``, or ``LORESCAN_RANDOM_BOOKS`` for a longer campaign
+    (``LORESCAN_RANDOM_BOOKS=20000 pytest tests/test_kept_lore.py``)."""
     return int(os.environ.get("LORESCAN_RANDOM_BOOKS", default))
 
 
