@@ -96,3 +96,38 @@ def test_braced_and_angled_escapes_hold_no_literal(pattern: str, flags: str, tex
     assert rx is not None and rx.test(text)
     literals = required_literals(pattern, flags)
     assert literals is not None and any(lit in text.lower() for lit in literals)
+
+
+#: pieces that can reach into the scan text's joiner ("\n\x01") or across it
+_REACHING = [("[^a]", "\n"), ("\\W", "\x01"), ("\\s", "\n"), ("[\\s\\S]", "\x01"), ("\\x01", "\x01"), ("\\n", "\n"),
+             ("\\u0001", "\x01"), (".", "\x01"), ("\\D", "\n"), ("[^\\n]", "\x01")]
+
+
+def _local_check(seed: int) -> bool:
+    """One random pattern that :attr:`JsRegex.local` says stays within a piece: whether it was
+    local (and the check ran). Such a regex matches the scan text (pieces joined as SillyTavern
+    joins them) exactly when it matches one of the pieces on its own."""
+    from lorescan._scan import JOINER, MARKER
+
+    r = random.Random(seed)
+    pattern, text, u = _sequence(r)
+    if r.random() < 0.5:
+        reach, sample = r.choice(_REACHING)
+        at = r.randint(0, len(pattern))
+        pattern = pattern[:at] + reach + pattern[at:] if pattern[:at].count("(") == pattern[:at].count(")") \
+            else pattern + reach
+        text += sample
+    flags = "".join(f for f in "ims" if r.random() < 0.3) + ("u" if u else "")
+    rx = parse_regex_key(f"/{pattern}/{flags}")
+    if rx is None or not rx.local:
+        return False
+    words = [text, text[: len(text) // 2], text[len(text) // 2:], "plain words", ""]
+    pieces = [r.choice(words) + r.choice(["", " x", "\n"]) for _ in range(r.randint(1, 4))]
+    joined = MARKER + JOINER.join(pieces)
+    assert rx.test(joined) == any(rx.test(p) for p in pieces), (pattern, flags, pieces)
+    return True
+
+
+def test_a_local_regex_matches_the_scan_text_where_it_matches_a_piece() -> None:
+    checked = sum(_local_check(seed) for seed in range(count(3000)))
+    assert checked > count(3000) // 8      # about a sixth of the patterns are local
