@@ -16,7 +16,7 @@ import re
 from collections import deque
 from collections.abc import Iterable, Sequence
 from functools import partial
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from typing import Any
 
 import ahocorasick
@@ -160,6 +160,9 @@ class Needles:
         self.regex_text_on: dict[int, tuple[int, ...]] = {}
         self.triggers: frozenset[int] = frozenset()      # the prefilter needles of regex needles
         self.text_triggers: frozenset[int] = frozenset()  # the needles of regex keys' own texts
+        #: regex needles with such a needle not asked yet whether the regex module takes them (an
+        #: answer holds for good: a regex compiles once, and a dead one stays dead)
+        self.text_unasked: set[int] = set()
         # Phrase needles (see _add_phrases): a trigger needle -> the phrase needle(s) it leads to,
         # each phrase's text, and the case-sensitive ones (ints and strings: no tuples by the
         # 10,000 for the collector to walk)
@@ -324,10 +327,12 @@ class Needles:
         A search that times out gives the regex up as a needle (its keys go back to the search of
         the whole text) and leaves a note in ``memo`` so the piece is not searched again."""
         for nid in found & self.text_triggers:   # a key's own text: is it a regex the regex module takes?
-            for rid in self.regex_text_on[nid]:     # (asked now: a piece's hits are remembered)
-                if self.regex_ready(rid) and self.regex_keys[rid].regex is None:
-                    self.regex_live[rid] = False
-                    self.deaths += 1
+            for rid in self.regex_text_on[nid]:     # (asked now, once: a piece's hits are remembered)
+                if rid in self.text_unasked:
+                    self.text_unasked.discard(rid)
+                    if self.regex_ready(rid) and self.regex_keys[rid].regex is None:
+                        self.regex_live[rid] = False
+                        self.deaths += 1
         rids: set[int] = set()
         for nid in found & self.triggers:
             rids.update(self.regex_on[nid])
@@ -357,6 +362,7 @@ class Needles:
         self._regex_ids = {}
         self.triggers = frozenset(self.regex_on)
         self.text_triggers = frozenset(self.regex_text_on)
+        self.text_unasked = set(chain.from_iterable(self.regex_text_on.values()))
         self.phrase_triggers = frozenset(self.phrase_on)
 
     @staticmethod
