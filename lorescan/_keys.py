@@ -321,6 +321,12 @@ class Needles:
             live = self.regex_live[rid] = rx is not None and rx.local
         return live
 
+    def _give_up(self, rid: int) -> None:
+        """Regex needle ``rid`` is found no more: its keys go back to the search of the whole text
+        (the bound indexes see ``deaths`` move and make their entry records again)."""
+        self.regex_live[rid] = False
+        self.deaths += 1
+
     def find_regexes(self, text: str, found: set[int], memo: dict[tuple[str, str, int], object]) -> None:
         """Add to ``found`` (the piece's needles so far) the regex needles that match ``text``.
 
@@ -331,8 +337,7 @@ class Needles:
                 if rid in self.text_unasked:
                     self.text_unasked.discard(rid)
                     if self.regex_ready(rid) and self.regex_keys[rid].regex is None:
-                        self.regex_live[rid] = False
-                        self.deaths += 1
+                        self._give_up(rid)
         rids: set[int] = set()
         for nid in found & self.triggers:
             rids.update(self.regex_on[nid])
@@ -342,15 +347,13 @@ class Needles:
             key = self.regex_keys[rid]
             rx = key.regex
             if rx is None:      # refused by the regex module when first compiled: plain text
-                self.regex_live[rid] = False
-                self.deaths += 1
+                self._give_up(rid)
                 continue
             got = rx.test_or_timeout(text)
             if got:
                 found.add(rid)
             elif got is None:   # timed out
-                self.regex_live[rid] = False
-                self.deaths += 1
+                self._give_up(rid)
                 for how in range(3):
                     memo[(key.text, text, how)] = TIMED_OUT
 
