@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import benchdata as bd
 import pytest
@@ -51,3 +53,32 @@ def test_load_json_from_entries(benchmark, book_file) -> None:
     book = benchmark.pedantic(_plain_load, args=(path,), rounds=3 if bd.FULL else 1)
     _check(book, n)
     benchmark.extra_info.update(entries=n, file_mb=round(path.stat().st_size / 2**20, 1))
+
+
+_PEAK = """
+import sys, lorescan
+def hwm():
+    with open('/proc/self/status') as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith('VmHWM')) * 1024
+before = hwm()
+loaded = lorescan.load(sys.argv[1])
+print(before, hwm(), len(loaded.books[0].entries))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_load_peak_memory(benchmark, book_file) -> None:
+    """A fresh process's peak resident memory while ``lorescan.load`` reads the file (the kernel's
+    high-water mark; its time is a whole process's): the file's bytes, its parsed JSON and the
+    entries are alive together, but never a second copy of the text."""
+    n, path = book_file
+
+    def run() -> list[int]:
+        out = subprocess.run([sys.executable, "-c", _PEAK, str(path)], capture_output=True, text=True, check=True)
+        return [int(x) for x in out.stdout.split()]
+
+    before, peak, entries = benchmark.pedantic(run, rounds=1)
+    assert entries == n
+    mb = 2 ** 20
+    benchmark.extra_info.update(entries=n, file_mb=round(path.stat().st_size / mb, 1),
+                                peak_mb=round(peak / mb), load_added_mb=round((peak - before) / mb))

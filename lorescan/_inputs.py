@@ -97,6 +97,7 @@ def load_inputs(book_paths: list[str], chat_path: str | None = None, settings_pa
         card = getattr(loaded, "character", None)
         if card is not None and character is None:
             character = character_from_card(card, path)
+        del loaded, card    # its bytes and parsed JSON are not needed to compile (100 MB each for a huge book)
     messages: list[ChatMessage] = []
     warnings: list[str] = []
     user, char = "User", None

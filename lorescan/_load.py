@@ -118,8 +118,7 @@ def _load_text(text: str, o: dict[str, Any]) -> Loaded:
     suffix = Path(file).suffix.lower()
     if suffix in (".yaml", ".yml"):
         return _load_yaml(text, o)
-    stripped = text.strip()
-    if not stripped:
+    if not text or text.isspace():     # (no stripped copy: the text may be 100 MB)
         raise FormatError("file is empty", file=file)
     try:
         value = parse_json(text, file)
@@ -132,12 +131,13 @@ def _load_text(text: str, o: dict[str, Any]) -> Loaded:
                 raise error from None
             if isinstance(first, dict):
                 return _load_jsonl(lines, o)
-        if stripped[0] in "{[":
+        if text.lstrip()[:1] in ("{", "["):
             raise error from None
         fmt = registry.detect("text", text)
         if fmt is not None:
             return _read(fmt, text, o, "text")
         return _load_yaml(text, o, guess=True)
+    del text    # the caller keeps the bytes: the entries are built without a second copy alive
     return _load_json(value, o)
 
 
