@@ -76,8 +76,11 @@ class CharacterFilter(BaseModel):
     tags: list[str | int] = Field(default_factory=list)
 
 
-_KEY_ORDERS: dict[tuple[str, ...], tuple[str, ...]] = {}
-_FIELD_SETS: dict[frozenset[str], set[str]] = {}
+#: per key order read (entries of one book share one): that order and the set of given fields of
+#: the first entry read with it, which later entries given the same fields share (1.2 kB each at
+#: 100k entries otherwise); a shared set is copied before an assignment changes it (__setattr__)
+_SHARES: dict[tuple[str, ...], tuple[tuple[str, ...], set[str]]] = {}
+_SHARED_SETS: set[int] = set()      # id() of each shared set (kept alive by _SHARES)
 
 
 class _Ordered(BaseModel):
@@ -103,20 +106,26 @@ class _Ordered(BaseModel):
             raise LorescanError(f"{err.get('msg', 'invalid value')} (got {err.get('input')!r:.60})",
                                 uid=data.get("uid"), field=loc or None) from None
         order = tuple(data)
-        if len(_KEY_ORDERS) < 4096:      # entries of one book share a key order: keep one copy
-            order = _KEY_ORDERS.setdefault(order, order)
-            obj._order = order
-            # ... and one set of given fields (copied before an assignment changes it, __setattr__)
-            given = obj.__pydantic_fields_set__
-            shared = _FIELD_SETS.setdefault(frozenset(given), given)
-            object.__setattr__(obj, "__pydantic_fields_set__", shared)
+        given = obj.__pydantic_fields_set__
+        shared = _SHARES.get(order)
+        if shared is None and len(_SHARES) < 4096:
+            shared = _SHARES[order] = (order, given)
+            _SHARED_SETS.add(id(given))
+        elif shared is not None:
+            order = shared[0]
+            if shared[1] == given:
+                object.__setattr__(obj, "__pydantic_fields_set__", shared[1])
+        # the private value set directly: an assignment would go through pydantic's __setattr__
+        private = obj.__pydantic_private__
+        if private is None:
+            object.__setattr__(obj, "__pydantic_private__", {"_order": order})
         else:
-            obj._order = order
+            private["_order"] = order
         return obj
 
     def __setattr__(self, name: str, value: Any) -> None:
         fields = self.__pydantic_fields_set__
-        if _FIELD_SETS.get(frozenset(fields)) is fields:
+        if id(fields) in _SHARED_SETS:
             object.__setattr__(self, "__pydantic_fields_set__", set(fields))
         super().__setattr__(name, value)
 
