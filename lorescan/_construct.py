@@ -18,7 +18,8 @@ import types
 import typing
 from collections.abc import Callable
 from copy import deepcopy
-from typing import Any, TypeVar
+from operator import itemgetter
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -35,16 +36,21 @@ _PLANS: dict[type, _Plan | None] = {}
 _MADE: dict[type, int] = {}
 _SWITCHING = threading.Lock()
 #: instances of one class made directly before its validator is built: pydantic's compiled
-#: validator is as fast for an entry and faster for a message, so a process that reads many
-#: builds it (a few milliseconds); a short command never does
+#: validator is faster for a small model (a chat message: a third fewer instructions), so a process
+#: that reads many builds it (a few milliseconds); a short command never does
 SWITCH_AFTER = 1000
+#: classes with more fields than this are always made directly, never switched: pydantic's cost
+#: grows with the fields it validates, the direct path's hardly (an entry of 41 fields takes a tenth
+#: fewer instructions directly; and a 100k-entry file builds no validator)
+DIRECT_FIELDS = 16
+_DIRECT: dict[type, bool] = {}
 _setattr = object.__setattr__
 
 
 class _Plan:
     """What :func:`build` needs of one model class, read once from its fields."""
 
-    __slots__ = ("exact", "checks", "before", "allow_extra", "required", "base", "fill", "privates")
+    __slots__ = ("exact", "checks", "before", "allow_extra", "required", "base", "fill", "privates", "shapes")
 
     def __init__(self, cls: type[BaseModel], exact: dict[str, frozenset[type]], checks: dict[str, Field],
                  before: Any) -> None:
@@ -62,6 +68,40 @@ class _Plan:
         self.fill = [(n, f.default, f.default_factory) for n, f in fields.items()
                      if f.default_factory is not None or not _immutable(f.default)]
         self.privates = [(n, a.default, a.default_factory) for n, a in cls.__private_attributes__.items()]
+        #: (keys in order, their values' types) -> how a dict of that shape is made (None: by pydantic)
+        self.shapes: dict[tuple[tuple[Any, ...], tuple[type, ...]], _Shape | None] = {}
+
+
+class _Shape:
+    """How :func:`build_directly` makes an instance from a dict of one shape: its keys in order and
+    their values' types. The exact-typed fields need no check then (their types are the shape's);
+    what is left per dict is a C-level read of the values, the checks of the container fields, and
+    the instance. The dicts a reader gives share a few shapes (a book's entries, a chat's messages)."""
+
+    __slots__ = ("names", "get", "checks", "extra", "given", "fill")
+
+    def __init__(self, plan: _Plan, names: list[Any], checks: list[tuple[int, str, Check, bool, Any]],
+                 extra: list[Any]) -> None:
+        self.names = tuple(names)   # the fields given, in order
+        #: their values, as a tuple
+        self.get: Callable[[dict[str, Any]], tuple[Any, ...]] = itemgetter(*names) if len(names) > 1 \
+            else _one(names[0]) if names else _none
+        self.checks = tuple(checks)  # (index in names, name, check, copies, nested model) of the others
+        self.extra = tuple(extra)   # the extra keys, in order
+        self.given = frozenset(names).union(extra)
+        self.fill = [f for f in plan.fill if f[0] not in self.given]
+
+
+def _one(name: Any) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """``itemgetter(name)`` giving a tuple of one value (itemgetter of one name gives the value)."""
+    return lambda data: (data[name],)
+
+
+def _none(data: dict[str, Any]) -> tuple[Any, ...]:
+    return ()
+
+
+_SHAPES_PER_CLASS = 256     # beyond that many shapes of one class, each dict's is worked out anew
 
 
 #: a field's (check, whether validation copies its list or dict, the model a dict may be read as)
@@ -71,7 +111,13 @@ Field = tuple[Check, bool, "type[BaseModel] | None"]
 def build(cls: type[M], data: dict[str, Any]) -> M:
     """``cls.model_validate(data)`` for a dict, made directly when no value needs pydantic, until
     the class's validator is built: by a caller, or here once :data:`SWITCH_AFTER` instances were
-    made directly (a long-running process, or a big file, then uses pydantic's compiled one)."""
+    made directly (a long-running process, or a big file, then uses pydantic's compiled one); a
+    class of more than :data:`DIRECT_FIELDS` fields is always made directly."""
+    direct = _DIRECT.get(cls)
+    if direct is None:
+        direct = _DIRECT[cls] = len(cls.model_fields) > DIRECT_FIELDS
+    if direct:
+        return build_directly(cls, data)
     if cls.__pydantic_complete__:
         return cls.model_validate(data)
     made = _MADE[cls] = _MADE.get(cls, 0) + 1
@@ -93,55 +139,73 @@ def build_directly(cls: type[M], data: dict[str, Any]) -> M:
     if plan is None or type(data) is not dict:
         return cls.model_validate(data)
     given = plan.before(data) if plan.before is not None else data
-    if type(given) is not dict or not plan.required <= given.keys():
+    if type(given) is not dict:
         return cls.model_validate(data)
-    exact, checks = plan.exact, plan.checks
-    values: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
-    for name, value in given.items():
-        kinds = exact.get(name)
-        if kinds is not None:
-            if type(value) not in kinds:
-                return cls.model_validate(data)
-            values[name] = value
-            continue
-        field = checks.get(name)
-        if field is None:
-            if not plan.allow_extra:    # "forbid" raises, "ignore" drops: pydantic says which
-                return cls.model_validate(data)
-            extra[name] = value
-            continue
-        check, copies, nested = field
+    key = (tuple(given), tuple(map(type, given.values())))
+    found = plan.shapes.get(key, _UNSEEN)
+    if found is _UNSEEN:
+        found = _shape(plan, *key)
+        if len(plan.shapes) < _SHAPES_PER_CLASS:
+            plan.shapes[key] = found
+    shape = cast("_Shape | None", found)
+    if shape is None:
+        return cls.model_validate(data)
+    values = shape.get(given)
+    fields = plan.base.copy()   # every field in order with its default; given values replace them
+    fields.update(zip(shape.names, values))
+    for i, name, check, copies, nested in shape.checks:
+        value = values[i]
         if check(value):
             if copies and type(value) in _CONTAINERS:   # validation builds a new list or dict
-                value = type(value)(value)
+                fields[name] = type(value)(value)
         elif nested is not None and type(value) is dict:
             try:
-                value = build_directly(nested, value)
+                fields[name] = build_directly(nested, value)
             except ValidationError:
                 return cls.model_validate(data)     # the error as pydantic words it here
         else:
             return cls.model_validate(data)
-        values[name] = value
-    return _instance(cls, plan, values, extra)
-
-
-def _instance(cls: type[M], plan: _Plan, values: dict[str, Any], extra: dict[str, Any]) -> M:
-    """The instance ``model_construct`` would make, without its per-field lookups."""
-    fields = plan.base.copy()
-    fields.update(values)
-    for name, default, factory in plan.fill:
-        if name not in values:
-            fields[name] = _default(default, factory)
+    for name, default, factory in shape.fill:
+        fields[name] = _default(default, factory)
     m = cls.__new__(cls)
     _setattr(m, "__dict__", fields)
-    _setattr(m, "__pydantic_fields_set__", set(values).union(extra))
-    _setattr(m, "__pydantic_extra__", extra if plan.allow_extra else None)
+    _setattr(m, "__pydantic_fields_set__", set(shape.given))
+    _setattr(m, "__pydantic_extra__", {n: given[n] for n in shape.extra} if plan.allow_extra else None)
     private = None
     if plan.privates:
         private = {name: _default(default, factory) for name, default, factory in plan.privates}
     _setattr(m, "__pydantic_private__", private)
     return m
+
+
+_UNSEEN = object()
+
+
+def _shape(plan: _Plan, keys: tuple[Any, ...], kinds: tuple[type, ...]) -> _Shape | None:
+    """How dicts with these keys (in order) and value types are made, or None when pydantic must
+    see them: a value of a type its field does not keep as it is, an unknown key the model does
+    not allow, or a required field missing."""
+    if not plan.required.issubset(keys):
+        return None
+    names: list[Any] = []
+    checks: list[tuple[int, str, Check, bool, Any]] = []
+    extra: list[Any] = []
+    for name, kind in zip(keys, kinds):
+        allowed = plan.exact.get(name)
+        if allowed is not None:
+            if kind not in allowed:
+                return None
+            names.append(name)
+            continue
+        field = plan.checks.get(name)
+        if field is None:
+            if not plan.allow_extra:    # "forbid" raises, "ignore" drops: pydantic says which
+                return None
+            extra.append(name)
+            continue
+        checks.append((len(names), name, *field))
+        names.append(name)
+    return _Shape(plan, names, checks, extra)
 
 
 def _default(default: Any, factory: Any) -> Any:

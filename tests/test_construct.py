@@ -223,3 +223,65 @@ def test_a_class_made_often_switches_to_its_compiled_validator(monkeypatch: pyte
     with pytest.raises(ValidationError):
         build(Note, {"n": "nine"})
     assert [m.n for m in made] == [0, 1, 2] and made[2].model_extra == {"x": [2]}
+
+
+def test_a_shape_seen_before_still_checks_its_containers() -> None:
+    """Dicts of one shape (keys and value types) share how they are made, but each one's lists and
+    nested objects are checked again: a bad item in a list of a known shape goes to validation."""
+    first = {"uid": 1, "key": ["a"], "characterFilter": {"names": ["n"]}, "displayIndex": 1}
+    same(build_directly(_model.Entry, first), _model.Entry.model_validate(first))
+    for raw in ({"uid": 2, "key": ["a", 1], "characterFilter": {"names": ["n"]}, "displayIndex": 2},
+                {"uid": 3, "key": ["b"], "characterFilter": {"names": [None]}, "displayIndex": 3},
+                {"uid": 4, "key": ["c"], "characterFilter": {"names": ["m"]}, "displayIndex": [4]}):
+        got, want = _outcome(build_directly, _model.Entry, raw), _outcome(_model.Entry.model_validate, raw)
+        if isinstance(want, tuple):
+            assert got == want
+        else:
+            same(got, want)
+    kept = build_directly(_model.Entry, {"uid": 5, "key": ["d"], "characterFilter": {"names": ["o"]}, "displayIndex": 5})
+    assert kept.key == ["d"] and kept.characterFilter is not None and kept.characterFilter.names == ["o"]
+    assert kept.model_extra == {"displayIndex": 5}
+
+
+def test_a_big_book_builds_no_entry_validator(tmp_path: Any) -> None:
+    """Entries are always made directly (more fields than ``DIRECT_FIELDS``): reading a book of
+    3,000 entries builds no pydantic validator for them, and gives what validation gives."""
+    import json
+
+    raw = {str(i): {"uid": i, "key": [f"k{i}", "shared"], "keysecondary": [], "content": f"text {i}",
+                    "constant": i % 7 == 0, "order": i % 100, "position": i % 5, "probability": 100,
+                    "depth": 4, "group": "", "scanDepth": None, "displayIndex": i}
+           for i in range(3000)}
+    raw["17"]["disable"] = 1                                    # kept as read (JavaScript truthiness)
+    raw["18"]["characterFilter"] = {"isExclude": True, "names": ["x"], "tags": [3]}
+    raw["19"]["order"] = "7"
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"entries": raw}), encoding="utf-8")
+    code = ("import sys, json, lorescan\nfrom lorescan import _model\n"
+            f"book = lorescan.load({str(path)!r}).books[0]\n"
+            "print(int(_model.Entry.__pydantic_complete__))\n"
+            "print(json.dumps([e.to_json() for e in book.entries]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    complete, dumped = out.split("\n", 1)
+    assert complete == "0"
+    assert json.loads(dumped) == [_model.Entry.model_validate(v).model_dump(exclude_unset=True) for v in raw.values()]
+
+
+def test_entries_read_alike_share_their_field_set_until_one_changes() -> None:
+    """Entries read with one key order share one set of given fields and one key order (a huge
+    book would hold 100,000 copies); assigning to one entry gives it a set of its own first."""
+    a = _model.Entry.from_json({"uid": 1, "key": ["a"], "comment": "x", "displayIndex": 1})
+    b = _model.Entry.from_json({"uid": 2, "key": ["b"], "comment": "y", "displayIndex": 2})
+    c = _model.Entry.from_json({"key": ["c"], "uid": 3, "comment": "z", "displayIndex": 3})   # another order
+    assert a.__pydantic_fields_set__ is b.__pydantic_fields_set__
+    assert a._order is b._order and a._order == ("uid", "key", "comment", "displayIndex")
+    assert c._order == ("key", "uid", "comment", "displayIndex")
+    a.sticky = 2
+    assert a.model_fields_set == {"uid", "key", "comment", "displayIndex", "sticky"}
+    assert b.model_fields_set == {"uid", "key", "comment", "displayIndex"}
+    b.comment = "w"
+    assert b.model_fields_set == {"uid", "key", "comment", "displayIndex"}
+    assert a.to_json() == {"uid": 1, "key": ["a"], "comment": "x", "displayIndex": 1, "sticky": 2}
+    assert list(b.to_json()) == ["uid", "key", "comment", "displayIndex"] and b.to_json()["comment"] == "w"
+    d = _model.Entry.from_json({"uid": 4, "key": ["d"], "comment": "v", "displayIndex": 4})
+    assert d.model_fields_set == {"uid", "key", "comment", "displayIndex"}     # the shared set is unchanged
