@@ -20,10 +20,11 @@ import random
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-PARTS = {"compile10k": 1, "activate10k": 20, "replay10k": 100, "cold10k": 5}   # work -> how many units it times
+PARTS = {"load10k": 1, "compile10k": 1, "activate10k": 20, "replay10k": 100, "cold10k": 5}   # work -> units it times
 #: on request (``--parts``): activations of the book without regex keys, in Latin or Cyrillic
 #: letters (``benchdata.script_lore``), under the rule ``--word-boundaries`` names, each on a chat one
 #: message longer (so each scans a message it has not seen); this checkout's benchmarks only
@@ -44,6 +45,15 @@ def work(root: str, part: str, stage: int, word_boundaries: str = "sillytavern")
     # the regex up and changes the work that follows: no timeout here (the generated keys are tame).
     lorescan._jsregex.REGEX_TIMEOUT_SECONDS = 3600.0
 
+    if part == "load10k":   # reading a world-info JSON file of 10,000 entries (a fresh process's)
+        path = Path(tempfile.gettempdir()) / f"lorescan-instructions-{os.getpid()}.json"
+        gen.write_book(path, 10_000)
+        try:
+            if stage:
+                lorescan.load(path)
+        finally:
+            path.unlink()
+        return
     entries = gen.make_entries(10_000, 0)
     book = lorescan.Lorebook.from_entries(gen.BOOK_NAME, entries)
     s_on = Settings(world_info_recursive=True, world_info_depth=40, max_context=32768, world_info_budget=25,
