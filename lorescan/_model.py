@@ -76,11 +76,12 @@ class CharacterFilter(BaseModel):
     tags: list[str | int] = Field(default_factory=list)
 
 
-#: per key order read (entries of one book share one): that order and the set of given fields of
-#: the first entry read with it, which later entries given the same fields share (1.2 kB each at
-#: 100k entries otherwise); a shared set is copied before an assignment changes it (__setattr__)
-_SHARES: dict[tuple[str, ...], tuple[tuple[str, ...], set[str]]] = {}
-_SHARED_SETS: set[int] = set()      # id() of each shared set (kept alive by _SHARES)
+#: per key order read (entries of one book share one): that order, the set of given fields of the
+#: first entry read with it, which later entries given the same fields share (1.2 kB each at 100k
+#: entries otherwise), and one private dict holding the order (0.2 kB each); a shared set or dict is
+#: copied before an assignment or deletion changes it (__setattr__, __delattr__)
+_SHARES: dict[tuple[str, ...], tuple[tuple[str, ...], set[str], dict[str, Any]]] = {}
+_SHARED: set[int] = set()      # id() of each shared set and dict (kept alive by _SHARES)
 
 
 class _Ordered(BaseModel):
@@ -108,26 +109,33 @@ class _Ordered(BaseModel):
         order = tuple(data)
         given = obj.__pydantic_fields_set__
         shared = _SHARES.get(order)
-        if shared is None and len(_SHARES) < 4096:
-            shared = _SHARES[order] = (order, given)
-            _SHARED_SETS.add(id(given))
-        elif shared is not None:
-            order = shared[0]
-            if shared[1] == given:
-                object.__setattr__(obj, "__pydantic_fields_set__", shared[1])
-        # the private value set directly: an assignment would go through pydantic's __setattr__
-        private = obj.__pydantic_private__
-        if private is None:
-            object.__setattr__(obj, "__pydantic_private__", {"_order": order})
-        else:
-            private["_order"] = order
+        if shared is None:
+            if len(_SHARES) >= 4096:     # a file of ever new key orders: each entry its own
+                object.__setattr__(obj, "__pydantic_private__", {"_order": order})
+                return obj
+            shared = _SHARES[order] = (order, given, {"_order": order})
+            _SHARED.update((id(given), id(shared[2])))
+        elif shared[1] == given:
+            object.__setattr__(obj, "__pydantic_fields_set__", shared[1])
+        # set directly: an assignment would go through pydantic's __setattr__
+        object.__setattr__(obj, "__pydantic_private__", shared[2])
         return obj
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        fields = self.__pydantic_fields_set__
-        if id(fields) in _SHARED_SETS:
+    def _own(self) -> None:
+        """A set of given fields and a private dict of its own, before either changes."""
+        fields, private = self.__pydantic_fields_set__, self.__pydantic_private__
+        if id(fields) in _SHARED:
             object.__setattr__(self, "__pydantic_fields_set__", set(fields))
+        if private is not None and id(private) in _SHARED:
+            object.__setattr__(self, "__pydantic_private__", dict(private))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._own()
         super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self._own()
+        super().__delattr__(name)
 
     def to_json(self, mode: Literal["json", "python"] = "json") -> dict[str, Any]:
         """The JSON object: original keys in original order, then any fields set since (``mode``

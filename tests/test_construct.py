@@ -285,3 +285,12 @@ def test_entries_read_alike_share_their_field_set_until_one_changes() -> None:
     assert list(b.to_json()) == ["uid", "key", "comment", "displayIndex"] and b.to_json()["comment"] == "w"
     d = _model.Entry.from_json({"uid": 4, "key": ["d"], "comment": "v", "displayIndex": 4})
     assert d.model_fields_set == {"uid", "key", "comment", "displayIndex"}     # the shared set is unchanged
+    e = _model.Entry.from_json({"uid": 5, "key": ["e"], "comment": "u", "displayIndex": 5})
+    assert e.__pydantic_private__ is d.__pydantic_private__     # one private dict too ...
+    e._order = ("key",)
+    assert e._order == ("key",) and d._order == ("uid", "key", "comment", "displayIndex")   # ... until one changes
+    del e._order
+    assert d._order == ("uid", "key", "comment", "displayIndex")
+    f = _model.Entry.from_json({"uid": 6, "key": ["f"], "comment": "t", "displayIndex": 6})
+    del f._order        # a deletion copies the shared dict first as well
+    assert d._order == ("uid", "key", "comment", "displayIndex") and "_order" not in f.__pydantic_private__
