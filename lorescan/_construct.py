@@ -50,7 +50,8 @@ _setattr = object.__setattr__
 class _Plan:
     """What :func:`build` needs of one model class, read once from its fields."""
 
-    __slots__ = ("exact", "checks", "before", "allow_extra", "required", "base", "fill", "privates", "shapes")
+    __slots__ = ("exact", "checks", "before", "allow_extra", "required", "base", "fill", "privates", "private",
+                 "shapes")
 
     def __init__(self, cls: type[BaseModel], exact: dict[str, frozenset[type]], checks: dict[str, Field],
                  before: Any) -> None:
@@ -68,6 +69,9 @@ class _Plan:
         self.fill = [(n, f.default, f.default_factory) for n, f in fields.items()
                      if f.default_factory is not None or not _immutable(f.default)]
         self.privates = [(n, a.default, a.default_factory) for n, a in cls.__private_attributes__.items()]
+        #: the private values when every default is shared as it is (copied per instance), else None
+        self.private = {n: d for n, d, f in self.privates} \
+            if all(f is None and _immutable(d) for _, d, f in self.privates) else None
         #: (keys in order, their values' types) -> how a dict of that shape is made (None: by pydantic)
         self.shapes: dict[tuple[tuple[Any, ...], tuple[type, ...]], _Shape | None] = {}
 
@@ -170,10 +174,12 @@ def build_directly(cls: type[M], data: dict[str, Any]) -> M:
     m = cls.__new__(cls)
     _setattr(m, "__dict__", fields)
     _setattr(m, "__pydantic_fields_set__", set(shape.given))
-    _setattr(m, "__pydantic_extra__", {n: given[n] for n in shape.extra} if plan.allow_extra else None)
+    _setattr(m, "__pydantic_extra__", dict(zip(shape.extra, map(given.__getitem__, shape.extra)))
+             if plan.allow_extra else None)
     private = None
     if plan.privates:
-        private = {name: _default(default, factory) for name, default, factory in plan.privates}
+        private = plan.private.copy() if plan.private is not None \
+            else {name: _default(default, factory) for name, default, factory in plan.privates}
     _setattr(m, "__pydantic_private__", private)
     return m
 
