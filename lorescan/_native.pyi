@@ -1,6 +1,6 @@
 """Types of the optional C extension lorescan._native (sources in lorescan/_csrc/)."""
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 def bitmap(ids: set[int] | frozenset[int], /) -> bytes: ...
@@ -19,6 +19,11 @@ def fill_plain(entries: list[Any], contents: dict[int, str], plain: tuple[list[s
                rest: list[tuple[Any, str]], /) -> None: ...
 
 def recursion_lines(now: list[Any], failed: set[int], contents: dict[int, str], /) -> tuple[list[Any], list[str]]: ...
+
+def scan_window(cache: dict[int, str], kept: Sequence[int], length: int, chat: Sequence[Any],
+                named: dict[str, str] | None, include_names: bool, get: Callable[[int], str],
+                trimmed: list[str | None], strip: str, start: int, upto: int, message_hits: list[Any], none: Any,
+                memo: dict[str, Any], hits: Callable[[str], Any], /) -> None: ...
 
 def collect_hits(matches: Iterator[tuple[int, int | tuple[int, ...]]], text: str, found: set[int], word: list[bool],
                  length: list[int], base: int, /) -> None: ...

@@ -19,7 +19,7 @@ from itertools import compress
 from operator import attrgetter, not_
 from typing import Any, cast
 
-from . import _js
+from . import _index, _js
 from ._compile import CompiledEntry
 from ._index import BoundIndex, Hits, make_room
 from ._jsregex import PIECE_MARKED, JsRegex
@@ -101,9 +101,16 @@ class ScanBuffer:
         upto = min(self.chat_length, MAX_SCAN_DEPTH, int(min(depth, MAX_SCAN_DEPTH)) if depth > 0 else 0)
         start = self._scanned
         if upto > start:
-            self.message(upto - 1)      # every message up to there, trimmed
-            hits = self.index.hits
-            self._message_hits += [hits(text) if text else _NONE for text in self._trimmed[start:upto]]
+            m, index = self.messages, self.index
+            if _index.native is not None and type(m) is ScanMessages and type(index).hits is BoundIndex.hits:
+                # the same two steps in C, ScanMessages._get and BoundIndex.hits taking what it leaves
+                _index.native.scan_window(m._cache, m.kept, m._length, m.chat, m.named, m.include_names, m._get,
+                                          self._trimmed, _js.JS_WHITESPACE, start, upto, self._message_hits, _NONE,
+                                          index.hits_memo, index.hits)
+            else:
+                self.message(upto - 1)      # every message up to there, trimmed
+                hits = index.hits
+                self._message_hits += [hits(text) if text else _NONE for text in self._trimmed[start:upto]]
             self._scanned = upto
 
     def add_recursion(self, text: str, lines: Sequence[str] | None = None) -> None:

@@ -371,3 +371,52 @@ def test_json_string_of_a_long_text_and_of_what_is_not_a_string() -> None:
     assert native.json_string("x" * 4096) == '"' + "x" * 4096 + '"'
     with pytest.raises(TypeError, match="json_string: a str, not int"):
         native.json_string(5)
+
+
+_WORDS = st.sampled_from(["dragon", "Dragon", "  the sea ", "", "   ", "{{user}} waves", "\u00a0fire\u3000", "ash\nember"])
+_MESSAGES = st.builds(lambda name, mes, user, system: {"name": name, "mes": mes, "is_user": user, "is_system": system},
+                      st.sampled_from(["Ann", "Bob", "", "Bo", "Al"]), _WORDS, st.booleans(), st.integers(0, 4).map(lambda n: n == 0))
+
+
+@settings(max_examples=300, deadline=None)
+@given(chat=st.lists(_MESSAGES, max_size=12), include_names=st.booleans(), swipe=st.booleans(),
+       first=st.integers(0, 14), depth=st.integers(0, 14), seeded=st.booleans())
+def test_the_c_window_agrees_with_the_python_window(chat, include_names, swipe, first, depth, seeded) -> None:
+    """``scan_window`` gives the same trimmed messages, hits, formatted messages and memo as
+    ``ScanBuffer.ensure_scanned``'s Python steps, scanned in two steps (system messages, a swipe,
+    names on and off, the first message's macros, a memo holding another speaker's text)."""
+    import lorescan
+    from lorescan._macros import MacroEnv
+    from lorescan._model import ChatMessage, Settings
+    from lorescan._scan import ScanBuffer, ScanMessages
+
+    book = lorescan.Lorebook.from_entries("b", [{"uid": 0, "key": ["dragon", "ann"]}, {"uid": 1, "key": ["fire"]}])
+    lore = lorescan.compile([book])
+    messages = [ChatMessage.model_validate(m) for m in chat]
+    env = MacroEnv(user="Ann", char="Bob")
+    memo = {"dragon": "Bo: dragon", "  the sea ": "Ann:   the sea "} if seeded else {}
+    got = []
+    saved = _index.native
+    try:
+        for engine in (native, None):
+            _index.native = engine
+            index = lore._index(env, Settings())
+            index.hits_memo.clear()
+            scan = ScanMessages(messages, "swipe" if swipe else "normal", include_names, env, dict(memo))
+            buffer = ScanBuffer(scan, [], {}, index, depth, False)
+            buffer.ensure_scanned(first)
+            buffer.ensure_scanned(depth)
+            got.append((buffer._trimmed, [sorted(h) for h in buffer._message_hits], scan._cache, scan.named))
+    finally:
+        _index.native = saved
+    assert got[0] == got[1]
+
+
+def test_scan_window_refuses_what_is_not_a_scan_window() -> None:
+    with pytest.raises(TypeError):
+        native.scan_window({}, [], 0, [], None, True, len, [], " ", 0, 0, [], (), {})
+    with pytest.raises(TypeError):
+        native.scan_window([], [], 0, [], None, True, len, [], " ", 0, 0, [], (), {}, len)
+    trimmed: list = []
+    with pytest.raises(TypeError, match="not a str"):   # what the fallback gives must be a message
+        native.scan_window({}, [1], 1, [None, None], None, True, lambda k: 5, trimmed, " ", 0, 1, [], (), {}, len)

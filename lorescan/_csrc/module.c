@@ -8,6 +8,7 @@
  *   records.c  the activation records (activation_records);
  *   buckets.c  the prompt's plain buckets (fill_plain), and what recursion scans (recursion_lines);
  *   hits.c     the needles an automaton finds in a piece of scan text (collect_hits);
+ *   window.c   the scan window's messages, trimmed, and their hits (scan_window);
  *   attrs.c    slot attributes read at their offsets (ls_getattr, for the files above);
  *   json.c     a string as a JSON literal (json_string: the service's replies carry entry texts).
  *
@@ -18,7 +19,7 @@
 #include "native.h"
 
 PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group, *s_update,
-    *s_pass_index, *s_bucket, *s_prevent_recursion;
+    *s_pass_index, *s_bucket, *s_prevent_recursion, *s_dict, *s_mes, *s_name, *s_strip;
 
 static PyMethodDef module_methods[] = {
     {"activation_records", (PyCFunction)(void (*)(void))ls_activation_records, METH_FASTCALL,
@@ -38,6 +39,9 @@ static PyMethodDef module_methods[] = {
     {"collect_hits", (PyCFunction)(void (*)(void))ls_collect_hits, METH_FASTCALL,
      "collect_hits(matches, text, found, word, length, base) -> None: add the new needle ids an automaton's "
      "iter(text) finds to `found`, but whole-word needles with an ASCII word character beside them."},
+    {"scan_window", (PyCFunction)(void (*)(void))ls_scan_window, METH_FASTCALL,
+     "scan_window(cache, kept, length, chat, named, include_names, get, trimmed, strip, start, upto, message_hits, "
+     "none, memo, hits) -> None: ScanBuffer.ensure_scanned for messages start..upto-1 of a ScanMessages."},
     {"json_string", (PyCFunction)ls_json_string, METH_O,
      "json_string(text) -> str: text as a JSON string literal, everything beyond ASCII escaped "
      "(what json.encoder.encode_basestring_ascii gives)."},
@@ -70,6 +74,10 @@ PyInit__native(void)
     INTERN(s_pass_index, "pass_index");
     INTERN(s_bucket, "bucket");
     INTERN(s_prevent_recursion, "prevent_recursion");
+    INTERN(s_dict, "__dict__");
+    INTERN(s_mes, "mes");
+    INTERN(s_name, "name");
+    INTERN(s_strip, "strip");
 #undef INTERN
     m = PyModule_Create(&native_module);
     if (m == NULL)

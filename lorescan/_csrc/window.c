@@ -1,0 +1,178 @@
+/* The scan window's messages and their hits (scan_window); lorescan/_scan.py (ScanBuffer.message,
+ * ScanBuffer.ensure_scanned and ScanMessages._get) is the reference. */
+#include "native.h"
+
+/* Message k (0 = newest) as ScanMessages._get gives it: from the cache of this evaluation, else
+ * "name: mes" found in the `named` memo (or mes alone without names); anything else (the first
+ * message, which gets macros; a memo miss; an odd message) from `get(k)` itself. A new reference. */
+static PyObject *
+window_text(Py_ssize_t k, PyObject *const *args)
+{
+    PyObject *cache = args[0], *kept = args[1], *chat = args[3], *named = args[4], *get = args[6];
+    Py_ssize_t length, j, name_len, mes_len;
+    PyObject *key, *got, *jo, *msg = NULL, *fields = NULL, *mes, *name;
+    int include_names;
+
+    key = PyLong_FromSsize_t(k);
+    if (key == NULL)
+        return NULL;
+    got = PyDict_GetItemWithError(cache, key);
+    if (got != NULL) {
+        Py_DECREF(key);
+        Py_INCREF(got);
+        return got;
+    }
+    if (PyErr_Occurred())
+        goto fail;
+    length = PyLong_AsSsize_t(args[2]);
+    include_names = PyObject_IsTrue(args[5]);
+    if ((length == -1 && PyErr_Occurred()) || include_names < 0)
+        goto fail;
+    jo = PySequence_GetItem(kept, length - 1 - k);
+    if (jo == NULL)
+        goto fail;
+    j = PyLong_AsSsize_t(jo);
+    Py_DECREF(jo);
+    if (j == -1 && PyErr_Occurred())
+        goto fail;
+    if (j == 0 || (named == Py_None && include_names))
+        goto slow;
+    msg = PySequence_GetItem(chat, j);
+    if (msg == NULL)
+        goto fail;
+    fields = PyObject_GetAttr(msg, s_dict);
+    if (fields == NULL) {
+        PyErr_Clear();
+        goto slow;
+    }
+    if (!PyDict_CheckExact(fields))
+        goto slow;
+    mes = PyDict_GetItemWithError(fields, s_mes);
+    name = mes == NULL ? NULL : PyDict_GetItemWithError(fields, s_name);
+    if (mes == NULL || name == NULL || !PyUnicode_CheckExact(mes) || !PyUnicode_CheckExact(name))
+        goto slow;
+    if (named == Py_None) {     /* without names: the message text itself */
+        got = mes;
+    }
+    else {                      /* _named's hit: a kept "name: mes" for this name */
+        got = PyDict_GetItemWithError(named, mes);
+        if (got == NULL) {
+            if (PyErr_Occurred())
+                goto fail;
+            goto slow;
+        }
+        name_len = PyUnicode_GET_LENGTH(name);
+        mes_len = PyUnicode_GET_LENGTH(mes);
+        if (!PyUnicode_CheckExact(got) || PyUnicode_GET_LENGTH(got) != name_len + 2 + mes_len
+            || PyUnicode_Tailmatch(got, name, 0, PY_SSIZE_T_MAX, -1) != 1)
+            goto slow;
+    }
+    Py_INCREF(got);
+    if (PyDict_SetItem(cache, key, got) < 0) {
+        Py_DECREF(got);
+        goto fail;
+    }
+    Py_DECREF(fields);
+    Py_DECREF(msg);
+    Py_DECREF(key);
+    return got;
+slow:
+    if (PyErr_Occurred())
+        goto fail;
+    Py_XDECREF(fields);
+    Py_XDECREF(msg);
+    got = PyObject_CallOneArg(get, key);    /* ScanMessages._get keeps it in the cache itself */
+    Py_DECREF(key);
+    if (got != NULL && !PyUnicode_Check(got)) {
+        Py_DECREF(got);
+        PyErr_SetString(PyExc_TypeError, "scan_window: a message that is not a str");
+        return NULL;
+    }
+    return got;
+fail:
+    Py_XDECREF(fields);
+    Py_XDECREF(msg);
+    Py_DECREF(key);
+    return NULL;
+}
+
+/* scan_window(cache, kept, length, chat, named, include_names, get, trimmed, strip, start, upto,
+ *             message_hits, none, memo, hits) -> None
+ *
+ * ScanBuffer.ensure_scanned for messages start..upto-1 of a ScanMessages: the messages up to upto
+ * trimmed into `trimmed` (a message's text stripped of the characters `strip`, None for an empty
+ * one), then each one's hits appended to `message_hits`: `none` for an empty text, else the `memo`
+ * entry, else hits(text). */
+PyObject *
+ls_scan_window(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *trimmed, *strip, *message_hits, *none, *memo, *hits, *raw, *text, *h;
+    Py_ssize_t start, upto, k;
+    int bad;
+
+    (void)self;
+    if (nargs != 15 || !PyDict_Check(args[0]) || !PyLong_Check(args[2]) || !(args[4] == Py_None || PyDict_Check(args[4]))
+        || !PyCallable_Check(args[6]) || !PyList_Check(args[7]) || !PyUnicode_Check(args[8])
+        || !PyList_Check(args[11]) || !PyDict_Check(args[13]) || !PyCallable_Check(args[14])) {
+        PyErr_SetString(PyExc_TypeError, "scan_window(cache: dict, kept, length: int, chat, named: dict | None, "
+                                         "include_names, get, trimmed: list, strip: str, start: int, upto: int, "
+                                         "message_hits: list, none, memo: dict, hits)");
+        return NULL;
+    }
+    trimmed = args[7];
+    strip = args[8];
+    message_hits = args[11];
+    none = args[12];
+    memo = args[13];
+    hits = args[14];
+    start = PyLong_AsSsize_t(args[9]);
+    upto = PyLong_AsSsize_t(args[10]);
+    if (PyErr_Occurred())
+        return NULL;
+    for (k = PyList_GET_SIZE(trimmed); k < upto; k++) {
+        raw = window_text(k, args);
+        if (raw == NULL)
+            return NULL;
+        if (PyUnicode_GET_LENGTH(raw) > 0) {
+            text = PyObject_CallMethodOneArg(raw, s_strip, strip);
+        }
+        else {
+            text = Py_None;
+            Py_INCREF(text);
+        }
+        Py_DECREF(raw);
+        if (text == NULL)
+            return NULL;
+        bad = PyList_Append(trimmed, text);
+        Py_DECREF(text);
+        if (bad < 0)
+            return NULL;
+    }
+    if (start < 0 || upto > PyList_GET_SIZE(trimmed)) {
+        PyErr_SetString(PyExc_IndexError, "scan_window: a range outside the trimmed messages");
+        return NULL;
+    }
+    for (k = start; k < upto; k++) {
+        text = PyList_GET_ITEM(trimmed, k);
+        if (text == Py_None || !PyUnicode_Check(text) || PyUnicode_GET_LENGTH(text) == 0) {
+            h = none;
+            Py_INCREF(h);
+        }
+        else {
+            h = PyDict_GetItemWithError(memo, text);
+            if (h != NULL)
+                Py_INCREF(h);
+            else if (PyErr_Occurred())
+                return NULL;
+            else
+                h = PyObject_CallOneArg(hits, text);
+            if (h == NULL)
+                return NULL;
+        }
+        bad = PyList_Append(message_hits, h);
+        Py_DECREF(h);
+        if (bad < 0)
+            return NULL;
+    }
+    Py_RETURN_NONE;
+}
