@@ -164,8 +164,11 @@ ls_scan_window(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                 Py_INCREF(h);
             else if (PyErr_Occurred())
                 return NULL;
-            else
+            else {
+                Py_INCREF(text);    /* held across the call: the list could change meanwhile */
                 h = PyObject_CallOneArg(hits, text);
+                Py_DECREF(text);
+            }
             if (h == NULL)
                 return NULL;
         }
