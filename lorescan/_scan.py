@@ -322,6 +322,8 @@ _IS_SYSTEM = attrgetter("is_system")
 def kept_indexes(chat: Sequence[ChatMessage], start: int = 0, stop: int | None = None) -> list[int]:
     """Indexes (ascending, in ``chat[start:stop]``) of the messages that are not system messages."""
     stop = len(chat) if stop is None else stop
+    if _index.native is not None and isinstance(chat, list) and start >= 0:     # the same in C
+        return _index.native.kept_indexes(chat, start, stop, ChatMessage)
     return list(compress(range(start, stop), map(not_, map(_IS_SYSTEM, chat[start:stop]))))
 
 

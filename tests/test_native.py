@@ -420,3 +420,42 @@ def test_scan_window_refuses_what_is_not_a_scan_window() -> None:
     trimmed: list = []
     with pytest.raises(TypeError, match="not a str"):   # what the fallback gives must be a message
         native.scan_window({}, [1], 1, [None, None], None, True, lambda k: 5, trimmed, " ", 0, 1, [], (), {}, len)
+
+
+class _Odd:
+    """A message-like object that is not a ChatMessage: read through getattr."""
+
+    def __init__(self, system: object) -> None:
+        self.is_system = system
+
+
+@settings(max_examples=300, deadline=None)
+@given(kinds=st.lists(st.sampled_from(["user", "system", "odd-0", "odd-1", "odd-text"]), max_size=20),
+       start=st.integers(0, 22), stop=st.none() | st.integers(-3, 24))
+def test_the_c_kept_indexes_agree_with_the_python_ones(kinds, start, stop) -> None:
+    from lorescan import _scan
+    from lorescan._model import ChatMessage
+
+    made = {"user": lambda: ChatMessage(name="u", mes="m"), "system": lambda: ChatMessage(mes="s", is_system=True),
+            "odd-0": lambda: _Odd(0), "odd-1": lambda: _Odd(1), "odd-text": lambda: _Odd("")}
+    chat = [made[k]() for k in kinds]
+    saved = _index.native
+    try:
+        _index.native = None
+        want = _scan.kept_indexes(chat, start, stop)
+        _index.native = native
+        got = _scan.kept_indexes(chat, start, stop)
+    finally:
+        _index.native = saved
+    assert got == want
+    assert got == [i for i in range(start, len(chat) if stop is None else min(stop, len(chat)))
+                   if not chat[i].is_system]
+
+
+def test_kept_indexes_raise_as_python_does() -> None:
+    with pytest.raises(AttributeError):
+        native.kept_indexes([object()], 0, 1, type)
+    with pytest.raises(ValueError):
+        native.kept_indexes([], -1, 1, type)
+    with pytest.raises(TypeError):
+        native.kept_indexes((), 0, 1, type)

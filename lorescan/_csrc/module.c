@@ -8,7 +8,8 @@
  *   records.c  the activation records (activation_records);
  *   buckets.c  the prompt's plain buckets (fill_plain), and what recursion scans (recursion_lines);
  *   hits.c     the needles an automaton finds in a piece of scan text (collect_hits);
- *   window.c   the scan window's messages, trimmed, and their hits (scan_window);
+ *   window.c   the scan window's messages, trimmed, and their hits (scan_window); the chat's
+ *              messages that are not system messages (kept_indexes);
  *   attrs.c    slot attributes read at their offsets (ls_getattr, for the files above);
  *   json.c     a string as a JSON literal (json_string: the service's replies carry entry texts).
  *
@@ -19,7 +20,7 @@
 #include "native.h"
 
 PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group, *s_update,
-    *s_pass_index, *s_bucket, *s_prevent_recursion, *s_dict, *s_mes, *s_name, *s_strip;
+    *s_pass_index, *s_bucket, *s_prevent_recursion, *s_dict, *s_mes, *s_name, *s_strip, *s_is_system;
 
 static PyMethodDef module_methods[] = {
     {"activation_records", (PyCFunction)(void (*)(void))ls_activation_records, METH_FASTCALL,
@@ -42,6 +43,9 @@ static PyMethodDef module_methods[] = {
     {"scan_window", (PyCFunction)(void (*)(void))ls_scan_window, METH_FASTCALL,
      "scan_window(cache, kept, length, chat, named, include_names, get, trimmed, strip, start, upto, message_hits, "
      "none, memo, hits) -> None: ScanBuffer.ensure_scanned for messages start..upto-1 of a ScanMessages."},
+    {"kept_indexes", (PyCFunction)(void (*)(void))ls_kept_indexes, METH_FASTCALL,
+     "kept_indexes(chat, start, stop, message_type) -> list: the indexes in start..stop-1 of the messages that "
+     "are not system messages."},
     {"json_string", (PyCFunction)ls_json_string, METH_O,
      "json_string(text) -> str: text as a JSON string literal, everything beyond ASCII escaped "
      "(what json.encoder.encode_basestring_ascii gives)."},
@@ -78,6 +82,7 @@ PyInit__native(void)
     INTERN(s_mes, "mes");
     INTERN(s_name, "name");
     INTERN(s_strip, "strip");
+    INTERN(s_is_system, "is_system");
 #undef INTERN
     m = PyModule_Create(&native_module);
     if (m == NULL)

@@ -179,3 +179,80 @@ ls_scan_window(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     Py_RETURN_NONE;
 }
+
+/* kept_indexes(chat, start, stop, message_type) -> list[int]
+ *
+ * lorescan/_scan.py kept_indexes for a list: the indexes i in start..stop-1 of the messages that are
+ * not system messages (`is_system` false). A message of exactly `message_type` has it read from its
+ * instance dict; any other object through getattr. The list is read from a copy of the slice, as
+ * the Python code reads it. */
+PyObject *
+ls_kept_indexes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *part, *out, *msg, *fields, *v, *index;
+    Py_ssize_t start, stop, i, n;
+    int system, bad;
+
+    (void)self;
+    if (nargs != 4 || !PyList_Check(args[0]) || !PyLong_Check(args[1]) || !PyLong_Check(args[2])
+        || !PyType_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "kept_indexes(chat: list, start: int, stop: int, message_type: type)");
+        return NULL;
+    }
+    start = PyLong_AsSsize_t(args[1]);
+    stop = PyLong_AsSsize_t(args[2]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (start < 0) {
+        PyErr_SetString(PyExc_ValueError, "kept_indexes: a negative start");
+        return NULL;
+    }
+    out = PyList_New(0);
+    if (out == NULL || stop <= start)
+        return out;
+    part = PyList_GetSlice(args[0], start, stop);
+    if (part == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    n = PyList_GET_SIZE(part);
+    for (i = 0; i < n; i++) {
+        msg = PyList_GET_ITEM(part, i);
+        v = NULL;
+        if ((PyObject *)Py_TYPE(msg) == args[3]) {
+            fields = PyObject_GenericGetDict(msg, NULL);
+            if (fields == NULL)
+                PyErr_Clear();
+            else {
+                if (PyDict_CheckExact(fields)) {
+                    v = PyDict_GetItemWithError(fields, s_is_system);
+                    Py_XINCREF(v);
+                }
+                Py_DECREF(fields);
+                if (v == NULL && PyErr_Occurred())
+                    goto fail;
+            }
+        }
+        if (v == NULL && (v = PyObject_GetAttr(msg, s_is_system)) == NULL)
+            goto fail;
+        system = PyObject_IsTrue(v);
+        Py_DECREF(v);
+        if (system < 0)
+            goto fail;
+        if (!system) {
+            index = PyLong_FromSsize_t(start + i);
+            if (index == NULL)
+                goto fail;
+            bad = PyList_Append(out, index);
+            Py_DECREF(index);
+            if (bad < 0)
+                goto fail;
+        }
+    }
+    Py_DECREF(part);
+    return out;
+fail:
+    Py_DECREF(part);
+    Py_DECREF(out);
+    return NULL;
+}
