@@ -22,9 +22,11 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
-PARTS = {"load10k": 1, "compile10k": 1, "activate10k": 20, "replay10k": 100, "cold10k": 5}   # work -> units it times
+PARTS = {"load10k": 1, "compile10k": 1, "activate10k": 20, "replay10k": 100, "cold10k": 5,    # work -> units it times
+         "small": 20}
 #: on request (``--parts``): activations of the book without regex keys, in Latin or Cyrillic
 #: letters (``benchdata.script_lore``), under the rule ``--word-boundaries`` names, each on a chat one
 #: message longer (so each scans a message it has not seen); this checkout's benchmarks only
@@ -53,6 +55,9 @@ def work(root: str, part: str, stage: int, word_boundaries: str = "sillytavern")
                 lorescan.load(path)
         finally:
             path.unlink()
+        return
+    if part == "small":
+        small(lorescan, Settings, stage)
         return
     entries = gen.make_entries(10_000, 0)
     book = lorescan.Lorebook.from_entries(gen.BOOK_NAME, entries)
@@ -88,6 +93,23 @@ def work(root: str, part: str, stage: int, word_boundaries: str = "sillytavern")
         timed, rng = None, random.Random(1)
         for n in range(101, 101 + PARTS[part]):
             timed = lore.activate(chat[:n], settings=s_on, rng=rng, timed=timed, **names).timed
+
+
+def small(lorescan: Any, settings_class: Any, stage: int) -> None:
+    """The bundled sample book (12 entries) and a 65-message chat of its sample's messages as dicts,
+    as a frontend passes them: 20 activations of growing prefixes (fixed costs, and validating
+    the messages, are most of such a small book's evaluation)."""
+    corpora = HERE.parent / "corpora"
+    book = lorescan.load(corpora / "saltmere.json").books[0]
+    lines = (corpora / "saltmere-chat.jsonl").read_text(encoding="utf-8").splitlines()[1:]
+    chat = [json.loads(line) for line in lines] * 5
+    given = json.loads((corpora / "saltmere-settings.json").read_text(encoding="utf-8"))
+    settings = settings_class.model_validate({k: v for k, v in given.items() if k != "tokenizer"})
+    lore = lorescan.compile([book], tokenizer=given["tokenizer"], settings=settings)
+    names = dict(settings=settings, user_name="Rowan", char_name="Ines")
+    lore.activate(chat[:45], rng=random.Random(45), **names)    # warm
+    for n in range(46, 46 + (PARTS["small"] if stage else 0)):
+        lore.activate(chat[:n], rng=random.Random(n), **names)
 
 
 def count(root: str, part: str, stage: int, word_boundaries: str = "sillytavern") -> int:

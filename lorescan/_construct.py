@@ -44,7 +44,25 @@ SWITCH_AFTER = 1000
 #: fewer instructions directly; and a 100k-entry file builds no validator)
 DIRECT_FIELDS = 16
 _DIRECT: dict[type, bool] = {}
+_VALIDATORS: dict[type, Callable[[Any], Any]] = {}
+_PLAIN_PLANS: dict[type, PlainPlan | None] = {}
 _setattr = object.__setattr__
+#: what the extension's ``plain_models`` needs of a class: its fields' names, kinds (``s`` str,
+#: ``b`` bool) and defaults
+PlainPlan = tuple[tuple[str, ...], bytes, tuple[Any, ...]]
+_KINDS = {str: b"s", bool: b"b"}
+
+
+def validator(cls: type[M]) -> Callable[[Any], M]:
+    """``cls.model_validate``, as the class's compiled validator's own method (built now if its
+    build was deferred): the same checks, result and errors, without the classmethod's Python
+    frame, which is a third of a chat message's validation."""
+    got = _VALIDATORS.get(cls)
+    if got is None:
+        if not cls.__pydantic_complete__:
+            cls.model_rebuild()
+        got = _VALIDATORS[cls] = cls.__pydantic_validator__.validate_python
+    return cast("Callable[[Any], M]", got)
 
 
 class _Plan:
@@ -112,6 +130,29 @@ _SHAPES_PER_CLASS = 256     # beyond that many shapes of one class, each dict's 
 Field = tuple[Check, bool, "type[BaseModel] | None"]
 
 
+def plain_plan(cls: type[BaseModel]) -> PlainPlan | None:
+    """The fields of a class whose validation keeps a dict's values as they are when each has its
+    field's exact type, and keeps the dict's other values as extras: every field a ``str`` or a
+    ``bool`` with a plain default, no alias, constraint, validator, private attribute or
+    post-init, and no configuration but ``extra="allow"`` (and ``defer_build``). ``None`` for any
+    other class. The extension's ``plain_models`` makes such instances directly."""
+    if cls in _PLAIN_PLANS:
+        return _PLAIN_PLANS[cls]
+    plan: PlainPlan | None = None
+    decorators = cls.__pydantic_decorators__
+    if cls.model_config.get("extra") == "allow" and set(cls.model_config) <= {"extra", "defer_build"} \
+            and not (decorators.validators or decorators.field_validators or decorators.root_validators
+                     or decorators.model_validators) \
+            and not cls.__private_attributes__ and cls.__pydantic_post_init__ is None:
+        fields = cls.model_fields
+        if all(f.annotation in _KINDS and type(f.default) is f.annotation and f.default_factory is None
+               and f.alias is None and f.validation_alias is None and not f.metadata for f in fields.values()):
+            plan = (tuple(fields), b"".join(_KINDS[f.annotation] for f in fields.values()),  # type: ignore[index]
+                    tuple(f.default for f in fields.values()))
+    _PLAIN_PLANS[cls] = plan
+    return plan
+
+
 def build(cls: type[M], data: dict[str, Any]) -> M:
     """``cls.model_validate(data)`` for a dict, made directly when no value needs pydantic, until
     the class's validator is built: by a caller, or here once :data:`SWITCH_AFTER` instances were
@@ -123,7 +164,7 @@ def build(cls: type[M], data: dict[str, Any]) -> M:
     if direct:
         return build_directly(cls, data)
     if cls.__pydantic_complete__:
-        return cls.model_validate(data)
+        return validator(cls)(data)
     made = _MADE[cls] = _MADE.get(cls, 0) + 1
     if made > SWITCH_AFTER:
         with _SWITCHING:    # one thread builds it; the others then find the class complete
@@ -133,7 +174,7 @@ def build(cls: type[M], data: dict[str, Any]) -> M:
             except Exception:   # noqa: BLE001 (a class pydantic cannot build yet: the direct path stays)
                 _MADE[cls] = -(1 << 62)
             else:
-                return cls.model_validate(data)
+                return validator(cls)(data)
     return build_directly(cls, data)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from ._construct import make
 from ._engine import Lore
 from ._model import ActivationResult, Character, ChatMessage, Settings, TimedState
-from ._request import RandomSource
+from ._request import RandomSource, chat_messages
 from ._results import result_json
 from ._scan import KnownChat, kept_indexes
 
@@ -73,8 +73,7 @@ class Session:
 
     def append(self, *messages: ChatMessage | dict[str, Any]) -> None:
         """Add messages at the end of the chat."""
-        self.messages.extend(m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m)
-                             for m in messages)
+        self.messages.extend(chat_messages(list(messages)))
 
     def activate(self, *, upto: int | None = None, trace: bool = False, **kwargs: Any) -> ActivationResult:
         """Evaluate the chat (its first ``upto`` messages); a non-dry run carries the timed state on."""

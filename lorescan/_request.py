@@ -6,12 +6,14 @@ with an :class:`ActivationRequest`, so an input is named and checked in one plac
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
+from . import _index
+from ._construct import plain_plan, validator
 from ._model import Character, ChatMessage, ForcedActivation, Settings, TimedState, construct
 from ._scan import KnownChat
 
@@ -75,7 +77,7 @@ class ActivationRequest(BaseModel):
         if type(chat) is KnownChat or isinstance(chat, list) and set(map(type, chat)) <= {ChatMessage}:
             messages = cast("Sequence[ChatMessage]", chat)
         else:
-            messages = [m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m) for m in chat]
+            messages = chat_messages(chat)
         forced = fields.get("force_activate")
         if forced:
             fields["force_activate"] = [f if isinstance(f, ForcedActivation) else ForcedActivation.model_validate(f)
@@ -89,6 +91,23 @@ class ActivationRequest(BaseModel):
             values[name] = messages if name == "chat" else fields[name] if name in fields \
                 else factory() if factory is not None else default  # type: ignore[call-arg]
         return construct(cls, values, {"chat", *fields})
+
+
+def chat_messages(chat: Iterable[ChatMessage | dict[str, Any]]) -> list[ChatMessage]:
+    """The chat as :class:`ChatMessage` objects, as ``ChatMessage.model_validate`` gives them
+    (objects as they are; the same errors). With the C extension, a dict whose values already
+    have their fields' types is made directly: validating every message of every request was a
+    third of a small book's evaluation."""
+    items = chat if type(chat) is list else list(chat)
+    native, plan = _index.native, plain_plan(ChatMessage)
+    if native is None or plan is None:
+        return [m if isinstance(m, ChatMessage) else _message(m) for m in items]
+    return cast("list[ChatMessage]", native.plain_models(items, ChatMessage, *plan, _message))
+
+
+def _message(m: Any) -> ChatMessage:
+    """A chat message given as a dict, validated (the validator found on first use)."""
+    return validator(ChatMessage)(m)
 
 
 _FIELDS = frozenset(ActivationRequest.model_fields) - {"chat"}

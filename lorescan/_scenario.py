@@ -22,7 +22,7 @@ from ._engine import Lore
 from ._errors import LorescanError, ScenarioError
 from ._mode import Mode, mode_for
 from ._model import ActivationResult, Character, ChatMessage, Lorebook, Settings, TimedState, validation_error
-from ._request import ActivationRequest, RandomSource
+from ._request import ActivationRequest, RandomSource, chat_messages
 from ._results import result_json, turns_json
 
 #: The input fields of a scenario (the conformance README's "Inputs", 1.18 ones included): a JSON
@@ -106,6 +106,10 @@ def scenario_chat(messages: Any, where: str = "chat") -> list[ChatMessage]:
         return []
     if not isinstance(messages, list):
         raise LorescanError("must be a list of messages", field=where)
+    try:
+        return chat_messages(messages)
+    except ValidationError:
+        pass    # the loop below names the message
     out = []
     for i, m in enumerate(messages):
         if type(m) is ChatMessage:      # read already (the service's OpenAI-style messages)

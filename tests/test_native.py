@@ -459,3 +459,107 @@ def test_kept_indexes_raise_as_python_does() -> None:
         native.kept_indexes([], -1, 1, type)
     with pytest.raises(TypeError):
         native.kept_indexes((), 0, 1, type)
+
+
+# -- chat messages from plain dicts (messages.c) -------------------------------------------------
+
+_TEXT = st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(["\ud800", "\udfff", "é", "😀"]), max_size=6)
+_VALUES = st.one_of(st.text(max_size=4), st.booleans(), st.integers(-2, 2), st.none(), st.floats(allow_nan=False),
+                    st.lists(st.text(max_size=2), max_size=2), st.dictionaries(st.text(max_size=2), st.integers(), max_size=2))
+_MESSAGE_KEYS = st.sampled_from(["name", "is_user", "is_system", "mes", "swipes", "send_date", "extra"]) | _TEXT
+
+
+def _message_dicts() -> st.SearchStrategy[dict]:
+    plain = st.fixed_dictionaries({}, optional={"name": st.text(max_size=4), "is_user": st.booleans(),
+                                                "is_system": st.booleans(), "mes": st.text(max_size=8),
+                                                "swipes": st.lists(st.text(max_size=3), max_size=2)})
+    return plain | st.dictionaries(_MESSAGE_KEYS, _VALUES, max_size=5)
+
+
+def _state(m: object) -> tuple:
+    return (type(m), m.__dict__, list(m.__dict__), m.__pydantic_extra__, list(m.__pydantic_extra__ or {}),
+            m.__pydantic_fields_set__, m.__pydantic_private__)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_message_dicts(), max_size=6))
+def test_messages_from_plain_dicts_are_what_validation_gives(dicts) -> None:
+    """Made in C or validated by pydantic, a message has the same fields, field order, extra values
+    (the same objects), set fields and private state; a dict pydantic refuses raises its error."""
+    from pydantic import ValidationError
+
+    from lorescan._construct import validator
+    from lorescan._model import ChatMessage
+    from lorescan._request import chat_messages
+
+    validate = validator(ChatMessage)
+    try:
+        want = [validate(d) for d in dicts]
+    except ValidationError as exc:
+        with pytest.raises(ValidationError) as got:
+            chat_messages(dicts)
+        assert got.value.errors() == exc.errors()
+        return
+    got = chat_messages(dicts)
+    assert [_state(m) for m in got] == [_state(m) for m in want]
+    for g, w in zip(got, want):
+        assert all(a is b for a, b in zip(g.__pydantic_extra__.values(), w.__pydantic_extra__.values()))
+
+
+def test_messages_that_are_not_plain_go_to_the_validator() -> None:
+    """Only exact types are taken as they are: an int for a bool, a str subclass, a dict subclass,
+    a key with a lone surrogate and a model object each take pydantic's path (coerced, copied,
+    refused, or kept)."""
+    from pydantic import ValidationError
+
+    from lorescan._model import ChatMessage
+    from lorescan._request import chat_messages
+
+    class Text(str):
+        pass
+
+    class Message(dict):
+        pass
+
+    kept = ChatMessage(mes="kept")
+    got = chat_messages([{"is_user": 1}, {"mes": Text("t")}, Message(mes="m"), kept])
+    assert got[0].is_user is True
+    assert type(got[1].mes) is str and got[1].mes == "t"
+    assert type(got[2]) is ChatMessage and got[2].mes == "m"
+    assert got[3] is kept
+    with pytest.raises(ValidationError, match="unicode"):
+        chat_messages([{"mes": "x", "a\ud800": 1}])
+    assert chat_messages([{"mes": "a\ud800"}])[0].mes == "a\ud800"     # a value may hold one
+
+
+def test_a_message_class_with_more_than_plain_fields_has_no_plain_plan() -> None:
+    """plain_plan refuses a class whose validation may change a value (here a constraint, an
+    alias, a validator), so the extension never makes it directly."""
+    from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+    from lorescan._construct import plain_plan
+    from lorescan._model import ChatMessage
+
+    class Short(BaseModel):
+        model_config = ConfigDict(extra="allow")
+        mes: str = Field("", max_length=3)
+
+    class Aliased(BaseModel):
+        model_config = ConfigDict(extra="allow")
+        mes: str = Field("", alias="text")
+
+    class Checked(BaseModel):
+        model_config = ConfigDict(extra="allow")
+        mes: str = ""
+
+        @field_validator("mes")
+        @classmethod
+        def _upper(cls, v: str) -> str:
+            return v.upper()
+
+    class Stripped(BaseModel):
+        model_config = ConfigDict(extra="allow", str_strip_whitespace=True)
+        mes: str = ""
+
+    assert [plain_plan(c) for c in (Short, Aliased, Checked, Stripped)] == [None, None, None, None]
+    assert plain_plan(ChatMessage) == (("name", "is_user", "is_system", "mes"), b"sbbs", ("", False, False, ""))

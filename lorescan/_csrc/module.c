@@ -10,6 +10,7 @@
  *   hits.c     the needles an automaton finds in a piece of scan text (collect_hits);
  *   window.c   the scan window's messages, trimmed, and their hits (scan_window); the chat's
  *              messages that are not system messages (kept_indexes);
+ *   messages.c chat messages made from plain dicts (plain_models);
  *   attrs.c    slot attributes read at their offsets (ls_getattr, for the files above);
  *   json.c     a string as a JSON literal (json_string: the service's replies carry entry texts).
  *
@@ -20,7 +21,8 @@
 #include "native.h"
 
 PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group, *s_update,
-    *s_pass_index, *s_bucket, *s_prevent_recursion, *s_dict, *s_mes, *s_name, *s_strip, *s_is_system;
+    *s_pass_index, *s_bucket, *s_prevent_recursion, *s_dict, *s_mes, *s_name, *s_strip, *s_is_system,
+    *s_pydantic_extra, *s_pydantic_fields_set, *s_pydantic_private;
 
 static PyMethodDef module_methods[] = {
     {"activation_records", (PyCFunction)(void (*)(void))ls_activation_records, METH_FASTCALL,
@@ -46,6 +48,9 @@ static PyMethodDef module_methods[] = {
     {"kept_indexes", (PyCFunction)(void (*)(void))ls_kept_indexes, METH_FASTCALL,
      "kept_indexes(chat, start, stop, message_type) -> list: the indexes in start..stop-1 of the messages that "
      "are not system messages."},
+    {"plain_models", (PyCFunction)(void (*)(void))ls_plain_models, METH_FASTCALL,
+     "plain_models(items, cls, names, kinds, defaults, validate) -> list: each item as a `cls` instance: made "
+     "directly from a dict whose field values have exactly their kinds (b's' str, b'b' bool), else validate(item)."},
     {"json_string", (PyCFunction)ls_json_string, METH_O,
      "json_string(text) -> str: text as a JSON string literal, everything beyond ASCII escaped "
      "(what json.encoder.encode_basestring_ascii gives)."},
@@ -83,6 +88,9 @@ PyInit__native(void)
     INTERN(s_name, "name");
     INTERN(s_strip, "strip");
     INTERN(s_is_system, "is_system");
+    INTERN(s_pydantic_extra, "__pydantic_extra__");
+    INTERN(s_pydantic_fields_set, "__pydantic_fields_set__");
+    INTERN(s_pydantic_private, "__pydantic_private__");
 #undef INTERN
     m = PyModule_Create(&native_module);
     if (m == NULL)

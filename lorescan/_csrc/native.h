@@ -39,7 +39,8 @@ extern PyTypeObject ls_PlaceGatesType;
 
 /* attribute names, interned once (module.c) */
 extern PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group,
-    *s_update, *s_pass_index, *s_bucket, *s_prevent_recursion, *s_dict, *s_mes, *s_name, *s_strip, *s_is_system;
+    *s_update, *s_pass_index, *s_bucket, *s_prevent_recursion, *s_dict, *s_mes, *s_name, *s_strip, *s_is_system,
+    *s_pydantic_extra, *s_pydantic_fields_set, *s_pydantic_private;
 
 /* attrs.c */
 PyObject *ls_getattr(PyObject *obj, PyObject *name);
@@ -61,6 +62,8 @@ PyObject *ls_collect_hits(PyObject *self, PyObject *const *args, Py_ssize_t narg
 /* window.c */
 PyObject *ls_scan_window(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_kept_indexes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* messages.c */
+PyObject *ls_plain_models(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* records.c */
 PyObject *ls_activation_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 

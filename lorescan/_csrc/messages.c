@@ -1,0 +1,193 @@
+/* Models made from plain dicts (plain_models): pydantic's validation of the class is the reference
+ * (lorescan/_construct.py, plain_models, and tests/test_native.py compare the two).
+ *
+ * A frontend passes its chat as dicts, and each evaluation validated every message again: for a
+ * small book that was a third of the evaluation. A message is a model of a few str and bool fields
+ * that keeps extra values; when every value already has its field's exact type, validation returns
+ * the values as they are, so this makes the instance directly. Anything else goes to the caller's
+ * validator, which gives pydantic's result or error. */
+#include "native.h"
+
+/* 1 when the exact str `s` holds no lone surrogate (pydantic refuses such a dict key) */
+static int
+no_surrogate(PyObject *s)
+{
+    Py_ssize_t i, n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    Py_UCS4 c;
+
+    if (kind == PyUnicode_1BYTE_KIND)
+        return 1;
+    for (i = 0; i < n; i++) {
+        c = PyUnicode_READ(kind, data, i);
+        if (c >= 0xD800 && c <= 0xDFFF)
+            return 0;
+    }
+    return 1;
+}
+
+/* the index of field `key` in `names`, or -1 */
+static Py_ssize_t
+field_index(PyObject *names, PyObject *key)
+{
+    Py_ssize_t k, n = PyTuple_GET_SIZE(names);
+    PyObject *name;
+
+    for (k = 0; k < n; k++) {
+        name = PyTuple_GET_ITEM(names, k);
+        if (name == key || (PyUnicode_GET_LENGTH(name) == PyUnicode_GET_LENGTH(key)
+                            && PyUnicode_Compare(name, key) == 0))
+            return k;
+    }
+    return -1;
+}
+
+/* whether `value` has exactly the type of field kind `kind` ('s': str, 'b': bool) */
+static int
+exact(char kind, PyObject *value)
+{
+    if (kind == 's')
+        return PyUnicode_CheckExact(value);
+    return value == Py_True || value == Py_False;
+}
+
+/* Set the instance's attribute as object.__setattr__ does (the class's own __setattr__ is not run);
+ * 0, or -1 on error. Steals the reference to `value`. */
+static int
+set_raw(PyObject *obj, PyObject *name, PyObject *value)
+{
+    int r;
+    if (value == NULL)
+        return -1;
+    r = PyObject_GenericSetAttr(obj, name, value);
+    Py_DECREF(value);
+    return r;
+}
+
+/* The model for dict `d`: a new reference; NULL without an exception when a value is not of its
+ * field's exact type (the caller validates it), NULL with one on error. */
+static PyObject *
+plain_model(PyObject *d, PyTypeObject *type, PyObject *names, const char *kinds, PyObject *defaults)
+{
+    Py_ssize_t pos = 0, k, n = PyTuple_GET_SIZE(names);
+    PyObject *key, *value, *fields, *extra, *obj, *args;
+    PyObject *values[8] = {NULL};
+
+    if (n > 8)
+        return NULL;
+    extra = PyDict_New();
+    if (extra == NULL)
+        return NULL;
+    while (PyDict_Next(d, &pos, &key, &value)) {
+        if (!PyUnicode_CheckExact(key))
+            goto plain_not;
+        k = field_index(names, key);
+        if (k >= 0) {
+            if (!exact(kinds[k], value))
+                goto plain_not;
+            values[k] = value;      /* borrowed: `d` holds it */
+        }
+        else if (!no_surrogate(key) || PyDict_SetItem(extra, key, value) < 0)
+            goto plain_not_or_error;
+    }
+    fields = PyDict_New();
+    if (fields == NULL)
+        goto error;
+    for (k = 0; k < n; k++)
+        if (PyDict_SetItem(fields, PyTuple_GET_ITEM(names, k),
+                           values[k] != NULL ? values[k] : PyTuple_GET_ITEM(defaults, k)) < 0) {
+            Py_DECREF(fields);
+            goto error;
+        }
+    args = PyTuple_New(0);
+    obj = args == NULL ? NULL : type->tp_new(type, args, NULL);
+    Py_XDECREF(args);
+    if (obj == NULL) {
+        Py_DECREF(fields);
+        goto error;
+    }
+    if (set_raw(obj, s_dict, fields) < 0) {
+        Py_DECREF(obj);
+        goto error;
+    }
+    if (set_raw(obj, s_pydantic_extra, extra) < 0      /* (each set_raw releases its value) */
+        || set_raw(obj, s_pydantic_fields_set, PySet_New(d)) < 0
+        || set_raw(obj, s_pydantic_private, (Py_INCREF(Py_None), Py_None)) < 0) {
+        Py_DECREF(obj);
+        return NULL;
+    }
+    return obj;
+plain_not_or_error:
+    if (PyErr_Occurred())
+        goto error;
+plain_not:
+    Py_DECREF(extra);
+    return NULL;
+error:
+    Py_DECREF(extra);
+    return NULL;
+}
+
+/* plain_models(items, cls, names, kinds, defaults, validate) -> list
+ *
+ * Each item as an instance of `cls`: an instance as it is; a dict (exactly) whose values of the
+ * fields `names` have exactly their kinds (`kinds`, bytes: b's' str, b'b' bool), made directly, with
+ * `defaults` for fields it leaves out, its other values as extras, and its keys as the fields set
+ * (for a class whose validation keeps such values as they are, and extra values); anything else
+ * validate(item). */
+PyObject *
+ls_plain_models(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *items, *cls, *names, *kinds, *defaults, *validate, *out, *item, *m;
+    Py_ssize_t i, n;
+
+    (void)self;
+    if (nargs != 6 || !PyList_Check(args[0]) || !PyType_Check(args[1]) || !PyTuple_Check(args[2])
+        || !PyBytes_Check(args[3]) || !PyTuple_Check(args[4])
+        || PyBytes_GET_SIZE(args[3]) != PyTuple_GET_SIZE(args[2])
+        || PyTuple_GET_SIZE(args[4]) != PyTuple_GET_SIZE(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "plain_models(items: list, cls: type, names: tuple, kinds: bytes, "
+                                         "defaults: tuple, validate)");
+        return NULL;
+    }
+    items = args[0];
+    cls = args[1];
+    names = args[2];
+    kinds = args[3];
+    defaults = args[4];
+    validate = args[5];
+    for (i = 0; i < PyTuple_GET_SIZE(names); i++)
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(names, i))) {
+            PyErr_SetString(PyExc_TypeError, "plain_models: names must be str");
+            return NULL;
+        }
+    n = PyList_GET_SIZE(items);
+    out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    for (i = 0; i < n && i < PyList_GET_SIZE(items); i++) {
+        item = PyList_GET_ITEM(items, i);
+        Py_INCREF(item);
+        if (PyObject_TypeCheck(item, (PyTypeObject *)cls))
+            m = (Py_INCREF(item), item);
+        else {
+            m = PyDict_CheckExact(item) ? plain_model(item, (PyTypeObject *)cls, names, PyBytes_AS_STRING(kinds),
+                                                      defaults) : NULL;
+            if (m == NULL && !PyErr_Occurred())
+                m = PyObject_CallOneArg(validate, item);
+        }
+        Py_DECREF(item);
+        if (m == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, m);
+    }
+    if (i < n) {    /* the list shrank while a validator ran */
+        Py_DECREF(out);
+        PyErr_SetString(PyExc_RuntimeError, "plain_models: the list changed size");
+        return NULL;
+    }
+    return out;
+}
