@@ -31,9 +31,23 @@ def split_ws(text: str) -> list[str]:
     return _WS_SPLIT.split(text)
 
 
+#: Capital letters of Unicode 15 to 17 (Python 3.11's ``str.lower`` knows Unicode 14) and their
+#: lowercase letters, as a current JavaScript engine maps them (Node 20.20: ICU 78, Unicode 17):
+#: runs of (first, last, offset to the lowercase letter)
+_NEWER_CAPITALS = ((0x1C89, 0x1C89, 1), (0xA7CB, 0xA7CB, -42343), (0xA7CC, 0xA7CC, 1), (0xA7CE, 0xA7CE, 1),
+                   (0xA7D2, 0xA7D2, 1), (0xA7D4, 0xA7D4, 1), (0xA7DA, 0xA7DA, 1), (0xA7DC, 0xA7DC, -42561),
+                   (0x10D50, 0x10D65, 32), (0x16EA0, 0x16EB8, 27))
+_NEWER_LOWER = {cp: cp + off for first, last, off in _NEWER_CAPITALS for cp in range(first, last + 1)}
+_NEWER = re.compile("[" + "".join(f"{chr(first)}-{chr(last)}" for first, last, _ in _NEWER_CAPITALS) + "]")
+
+
 def lower(text: str) -> str:
-    """``toLowerCase()``: full Unicode lowercasing; Python's ``str.lower`` agrees, Final_Sigma too."""
-    return text.lower()
+    """``toLowerCase()``: full Unicode lowercasing, Final_Sigma too, as Python's ``str.lower``
+    does, and the capital letters Unicode added since the version Python knows."""
+    low = text.lower()
+    if not low.isascii() and _NEWER.search(low):
+        return low.translate(_NEWER_LOWER)
+    return low
 
 
 def truthy(value: Any) -> bool:

@@ -222,7 +222,7 @@ class Needles:
 
     def key_text(self, text: str, cs: bool) -> str:
         """A key's needle text: as it is when case-sensitive, else lowercase."""
-        return text if cs else text.lower()
+        return text if cs else _js.lower(text)
 
     def _key_texts(self, raws: list[str], cs: bool) -> list[str]:
         """:meth:`key_text` of many keys."""
@@ -418,7 +418,7 @@ def _prepare(raw: object, sub: str, cs: bool, ww: bool, needles: Needles) -> Key
                 # Case-folded substring needles: one is present whenever the regex matches (with or
                 # without the i flag); the key itself, as plain text, is what matches if JavaScript
                 # rejects the pattern, so a piece of it is a needle too unless a literal is one.
-                low = text.lower()
+                low = _js.lower(text)
                 nids = tuple(needles.add_literal(lit[:MAX_NEEDLE]) for lit in lits)   # a start of
                 # a literal is found wherever the literal is
                 on = nids       # only a literal can lead to a match of the regex: its search needs one

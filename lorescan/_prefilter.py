@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from . import _js
+
 _QUANT = re.compile(r"\{\d+(?:,\d*)?\}")
 _LIT_OK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-'\",:;!@#%&=~<>`")
 
@@ -84,7 +86,7 @@ def required_literals(source: str, flags: str, min_len: int = 3, max_alts: int =
     if not good:
         return None
     best = max(good, key=lambda x: (min(map(len, x)), -len(x)))
-    return tuple(sorted({x.lower() for x in best}))
+    return tuple(sorted({_js.lower(x) for x in best}))
 
 
 def _branch_runs(source: str, max_alts: int) -> list[set[str]]:
