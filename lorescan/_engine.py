@@ -27,7 +27,7 @@ from ._index import BoundIndex, KeyIndex
 from ._macros import MacroEnv, substitute
 from ._match import MatchMode
 from ._mode import Mode, mode_for, with_options
-from ._model import GENERATION_TYPES, Activation, ActivationResult, ChatMessage, Lorebook, Settings
+from ._model import GENERATION_TYPES, Activation, ActivationResult, Character, ChatMessage, Lorebook, Settings
 from ._plan import Plan, card_books_first, plan_books
 from ._request import ActivationRequest
 from ._scan import ScanBuffer, ScanMessages
@@ -159,11 +159,17 @@ class Lore:
             got = self._contents[env] = {}
         return got
 
-    def _index(self, env: MacroEnv, settings: Settings) -> BoundIndex:
+    def _index(self, env: MacroEnv, settings: Settings, card_env: MacroEnv | None = None) -> BoundIndex:
         """The key index for the global case/whole-word settings, bound to the names in ``env``
-        (keys with macros prepared for them; built on the first evaluation with those names)."""
+        (keys with macros prepared for them; built on the first evaluation with those names), or
+        to ``card_env``, the names with the card's values, when a key names a card macro or a name
+        holds a macro (keys substitute alike with both otherwise, and the names alone are shared
+        by every character and persona)."""
         ck = MatchMode.of(bool(settings.world_info_case_sensitive), bool(settings.world_info_match_whole_words),
                           self.mode.word_boundaries)
+        if card_env is not None and card_env != env and ("{{" in env.user or "{{" in env.char
+                                                         or self._key_index(settings).card_macros):
+            env = card_env
         bound = self._bound.get((ck, env))
         if bound is None:
             index = self._key_index(settings)
@@ -211,21 +217,15 @@ class _Evaluation:
         self.lore = lore
         self.dry_run = r.dry_run
         self.buckets = r.buckets
-        base_env = MacroEnv(user=r.user_name, char=r.char_name)
+        base_env = MacroEnv(user=r.user_name, char=r.char_name, dollar_patterns=mode.version == "1.12")
         fields = _card_fields(r, base_env, mode.match_sources)
-        self.env = MacroEnv(user=r.user_name, char=r.char_name, variables=(
-            ("description", fields.get("character_description", "")),
-            ("personality", fields.get("character_personality", "")),
-            ("scenario", fields.get("scenario", "")),
-            ("persona", fields.get("persona_description", "")),
-            ("creatorNotes", fields.get("creator_notes", "")),
-            ("charDepthPrompt", fields.get("character_depth_prompt", "")),
-        ))
-        messages = ScanMessages(r.chat, r.generation_type, s.world_info_include_names, base_env, lore._named)
+        # keys, contents, the first message and the injections: substituteParams, card fields and all
+        self.env = evaluation_env(base_env, ch, r.persona_description, mode.version)
+        messages = ScanMessages(r.chat, r.generation_type, s.world_info_include_names, self.env, lore._named)
         plan = lore._plan(int(s.world_info_character_strategy), ch is not None, r.persona_book,
                           tuple(ch.extra_books) if ch is not None and ch.extra_books is not None else None)
-        index = lore._index(base_env, s)
-        buffer = ScanBuffer(messages, _injections(r, base_env, fields), fields, index, s.world_info_depth,
+        index = lore._index(base_env, s, self.env)
+        buffer = ScanBuffer(messages, _injections(r, self.env, base_env), fields, index, s.world_info_depth,
                             mode.skip_empty_recursion)
         forced, forced_as = forced_entries(r.force_activate, plan.by_key, mode)
         self.st = EvalState(
@@ -481,9 +481,9 @@ def _card_fields(r: ActivationRequest, env: MacroEnv, match_sources: bool) -> di
     return fields
 
 
-def _injections(r: ActivationRequest, env: MacroEnv, fields: dict[str, str]) -> list[str]:
+def _injections(r: ActivationRequest, env: MacroEnv, base_env: MacroEnv) -> list[str]:
     """Prompt texts scanned besides the chat: the author's note (when scanned), the quiet prompt and
-    the character's depth prompt (with the author's note)."""
+    the character's depth prompt (with the author's note: both follow its ``allowWIScan``)."""
     injections: list[str] = []
     note = substitute(r.authors_note, env) if r.authors_note else ""
     if r.authors_note_scan and note:
@@ -491,10 +491,88 @@ def _injections(r: ActivationRequest, env: MacroEnv, fields: dict[str, str]) -> 
     quiet = substitute(r.quiet_prompt, env) if r.quiet_prompt else ""
     if quiet:
         injections.append(quiet)
-    depth_prompt = fields.get("character_depth_prompt", "")
-    if r.authors_note_scan and depth_prompt:
-        injections.append(depth_prompt)
+    ch = r.character
+    if r.authors_note_scan and ch is not None:
+        depth_prompt = substitute(card_text(ch.depth_prompt_text()), base_env)
+        if depth_prompt:
+            injections.append(substitute(depth_prompt, env))
     return injections
+
+
+#: the card's macros, in the order each version's ``substituteParams`` replaces them, and the
+#: :class:`Character` field each reads (``None``: the persona description)
+_CARD_MACROS = {
+    "1.12": (("charPrompt", "system_prompt"), ("charJailbreak", "post_history_instructions"),
+             ("description", "description"), ("personality", "personality"), ("scenario", "scenario"),
+             ("persona", None), ("mesExamples", "mes_example"), ("charVersion", "character_version"),
+             ("char_version", "character_version")),
+    "1.18": (("charPrompt", "system_prompt"), ("charInstruction", "post_history_instructions"),
+             ("charJailbreak", "post_history_instructions"), ("description", "description"),
+             ("personality", "personality"), ("scenario", "scenario"), ("persona", None),
+             ("mesExamples", "mes_example"), ("mesExamplesRaw", "mes_example"),
+             ("charVersion", "character_version"), ("char_version", "character_version"),
+             ("charDepthPrompt", "depth_prompt"), ("creatorNotes", "creator_notes")),
+}
+
+
+_ENVS: dict[tuple[Any, ...], MacroEnv] = {}
+
+
+def evaluation_env(base_env: MacroEnv, ch: Character | None, persona_description: str | None,
+                   version: str) -> MacroEnv:
+    """:func:`card_env`, remembered for the same names, card fields and persona (a chat's
+    evaluations share them)."""
+    key = (base_env, version, persona_description,
+           None if ch is None else (*map(ch.__dict__.get, _CARD_FIELDS), ch.depth_prompt_text()))
+    try:
+        got = _ENVS.get(key)
+    except TypeError:   # a field of an odd type: not remembered
+        return card_env(base_env, ch, persona_description, version)
+    if got is None:
+        if len(_ENVS) > 256:
+            _ENVS.clear()
+        got = _ENVS[key] = card_env(base_env, ch, persona_description, version)
+    return got
+
+
+#: the :class:`Character` fields the card's macros read (and its depth prompt's text)
+_CARD_FIELDS = ("system_prompt", "post_history_instructions", "description", "personality", "scenario",
+                "mes_example", "character_version", "creator_notes")
+
+
+def card_env(base_env: MacroEnv, ch: Character | None, persona_description: str | None,
+             version: str) -> MacroEnv:
+    """The macros of one evaluation: the names of ``base_env`` and the card's fields, each
+    trimmed and with the names' macros substituted (``getCharacterCardFields``); none but the
+    persona without a character. 1.18's ``{{mesExamples}}`` is the examples formatted for the
+    prompt, which lorescan does not rebuild: it is ``''`` for a card without examples and left as
+    written otherwise; its ``groupNotMuted`` and ``notChar`` are the character's and the user's name."""
+    variables = []
+    for name, source in _CARD_MACROS[version]:
+        if source is None:
+            raw = persona_description
+        elif ch is None:
+            raw = ""
+        elif source == "depth_prompt":
+            raw = ch.depth_prompt_text()
+        else:
+            raw = getattr(ch, source, "")
+        if source == "character_version":    # read as it is (no trim, no macros)
+            value = raw if isinstance(raw, str) else ""
+        else:
+            value = substitute(card_text(raw), base_env)
+        if version == "1.18" and name == "mesExamples" and value:
+            continue
+        variables.append((name, value))
+    after = (("groupNotMuted", base_env.char), ("notChar", base_env.user)) if version == "1.18" else ()
+    return MacroEnv(user=base_env.user, char=base_env.char, variables=tuple(variables), after_names=after,
+                    dollar_patterns=base_env.dollar_patterns)
+
+
+def card_text(raw: object) -> str:
+    """A card field as ``baseChatReplace`` reads it: trimmed, carriage returns dropped (the
+    caller substitutes the macros)."""
+    return _js.trim(raw).replace("\r", "") if isinstance(raw, str) else ""
 
 
 _COMPILED: OrderedDict[tuple, Lore] = OrderedDict()

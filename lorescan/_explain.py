@@ -18,7 +18,7 @@ from typing import Any
 
 from . import _js
 from ._compile import CompiledEntry
-from ._engine import Lore
+from ._engine import Lore, card_text, evaluation_env
 from ._jsregex import parse_regex_key
 from ._macros import MacroEnv, substitute
 from ._match import (
@@ -224,15 +224,18 @@ def explain_many(lore: Lore, result: ActivationResult, entry_keys: Sequence[str]
     """:func:`explain` for several entries of one evaluation: what it scanned is rebuilt once and
     its trace read once, so explaining many entries of a large book stays cheap."""
     ces = [_find_entry(lore, key) for key in entry_keys]
-    env = MacroEnv(user=user_name, char=char_name)
-    fields = _fields(character, persona_description, env)
+    version = lore.mode.version
+    base_env = MacroEnv(user=user_name, char=char_name, dollar_patterns=version == "1.12")
+    env = evaluation_env(base_env, character, persona_description, version)    # as the engine's
+    fields = _fields(character, persona_description, base_env)
     injections: list[tuple[str, str]] = []
-    if authors_note_scan and authors_note:
+    if authors_note_scan and authors_note and substitute(authors_note, env):
         injections.append(("the author's note", substitute(authors_note, env)))
-    if quiet_prompt:
+    if quiet_prompt and substitute(quiet_prompt, env):
         injections.append(("the quiet prompt", substitute(quiet_prompt, env)))
-    if authors_note_scan and fields.get("character_depth_prompt"):
-        injections.append(("the character's depth prompt", fields["character_depth_prompt"]))
+    depth_prompt = substitute(card_text(character.depth_prompt_text()), base_env) if character is not None else ""
+    if authors_note_scan and depth_prompt:
+        injections.append(("the character's depth prompt", substitute(depth_prompt, env)))
     ctx = _Context(lore, result, chat, settings, env, generation_type, fields, injections, text_label)
     wanted = set(entry_keys)
     by_entry: dict[str, list[dict[str, Any]]] = {}

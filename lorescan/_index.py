@@ -17,7 +17,7 @@ from . import _js
 from ._compile import CompiledEntry
 from ._keys import MACRO, SKIP, Key, KeyItem, Needles, prepare_items, prepare_macro, register
 from ._keys_unicode import UnicodeNeedles
-from ._macros import MacroEnv
+from ._macros import MacroEnv, names_card_macro
 from ._match import SILLYTAVERN, UNICODE, MatchMode, fold, nfc
 
 if TYPE_CHECKING:
@@ -98,6 +98,8 @@ class KeyIndex:
         #: entries with a key holding a macro: (entry, primary, secondary, mode) with the macro keys
         #: as ``MACRO`` placeholders, filled per names by :class:`BoundIndex`
         self.macro: list[tuple[CompiledEntry, tuple[KeyItem, ...], tuple[KeyItem, ...], MatchMode]] = []
+        #: whether a macro key names one of the card's macros: else keys bind to the names alone
+        self.card_macros = False
         needles = self.needles
         # Entries grouped by their (case, word) mode; most use the global one.
         cs_own, ww_own = list(map(_CS, entries)), list(map(_WW, entries))
@@ -144,6 +146,7 @@ class KeyIndex:
         # Entries with a macro key are prepared per names (BoundIndex); their other keys are
         # listed here like any other. Found from the prepared primary keys and the raw secondary ones.
         macro_raws = set(compress(cache.keys(), map(is_, cache.values(), repeat(MACRO))))
+        self.card_macros = self.card_macros or any(names_card_macro(r) for r in macro_raws if type(r) is str)
         macro: set[int] = set()
         if macro_raws:
             at = list(compress(range(len(items)), map(is_, items, repeat(MACRO))))

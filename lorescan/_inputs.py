@@ -138,6 +138,10 @@ def character_from_card(card: Any, path: str) -> Character:
         scenario=get("scenario") or "",
         creator_notes=get("creator_notes") or "",
         depth_prompt=_depth_prompt(get("depth_prompt")),
+        mes_example=get("mes_example") or "",
+        system_prompt=get("system_prompt") or "",
+        post_history_instructions=get("post_history_instructions") or "",
+        character_version=get("character_version") or "",
     )
 
 

@@ -2,8 +2,10 @@
 
 SillyTavern replaces the legacy tokens ``<USER>``, ``<BOT>``, ``<CHAR>``, ``<CHARIFNOTGROUP>`` and
 ``<GROUP>`` (any case, even without ``{{``), then the ``{{…}}`` macros. lorescan implements the
-macros that do not depend on the live UI: names, card fields, ``{{newline}}``, ``{{trim}}``,
-``{{noop}}`` and ``{{// comments}}``. Unknown macros are left as written.
+macros that do not depend on the live UI: names, the card's fields (``{{description}}``,
+``{{persona}}``, ``{{charPrompt}}`` …, each version's own set), ``{{newline}}``, ``{{trim}}``,
+``{{noop}}``, ``{{reverse:…}}`` and ``{{// comments}}``. Unknown macros (``{{model}}``, variables,
+random and time macros) are left as written.
 """
 
 from __future__ import annotations
@@ -12,27 +14,50 @@ import re
 from dataclasses import dataclass, field
 from functools import partial
 
+#: JavaScript's ``/…/gi`` on an ASCII pattern: case folds only ASCII letters (``ſ`` is not ``s``)
+_JS_I = re.IGNORECASE | re.ASCII
 _LEGACY = [
-    (re.compile(r"<USER>", re.I), "user"),
-    (re.compile(r"<BOT>", re.I), "char"),
-    (re.compile(r"<CHAR>", re.I), "char"),
-    (re.compile(r"<CHARIFNOTGROUP>", re.I), "group"),
-    (re.compile(r"<GROUP>", re.I), "group"),
+    (re.compile(r"<USER>", _JS_I), "user"),
+    (re.compile(r"<BOT>", _JS_I), "char"),
+    (re.compile(r"<CHAR>", _JS_I), "char"),
+    (re.compile(r"<CHARIFNOTGROUP>", _JS_I), "group"),
+    (re.compile(r"<GROUP>", _JS_I), "group"),
 ]
-_NEWLINE = re.compile(r"\{\{newline\}\}", re.I)
-_TRIM = re.compile(r"(?:\r?\n)*\{\{trim\}\}(?:\r?\n)*", re.I)
-_NOOP = re.compile(r"\{\{noop\}\}", re.I)
+_NEWLINE = re.compile(r"\{\{newline\}\}", _JS_I)
+_TRIM = re.compile(r"(?:\r?\n)*\{\{trim\}\}(?:\r?\n)*", _JS_I)
+_NOOP = re.compile(r"\{\{noop\}\}", _JS_I)
+#: ``{{reverse:(.+?)}}``: JavaScript's ``.`` stops at every line terminator, not only ``\n``
+_REVERSE = re.compile(r"\{\{reverse:([^\n\r\u2028\u2029]+?)\}\}", _JS_I)
 _COMMENT = re.compile(r"\{\{//[\s\S]*?\}\}")
+_DOLLAR = re.compile(r"\$([$&`'])")
+#: every version's card macros (and 1.18's names after the names): a text that names none of
+#: them substitutes alike with or without the card's values
+_CARD_MACRO = re.compile(r"\{\{(?:charPrompt|charJailbreak|charInstruction|description|personality|scenario|"
+                         r"persona|mesExamples|mesExamplesRaw|charVersion|char_version|charDepthPrompt|"
+                         r"creatorNotes|groupNotMuted|notChar)\}\}", _JS_I)
+
+
+def names_card_macro(text: str) -> bool:
+    """Whether ``text`` names one of the card's macros (``{{description}}`` …)."""
+    return "{{" in text and _CARD_MACRO.search(text) is not None
 
 
 @dataclass(frozen=True)
 class MacroEnv:
-    """Values the macros expand to. ``group`` defaults to the character's name (no group chat)."""
+    """Values the macros expand to. ``group`` defaults to the character's name (no group chat).
+
+    ``variables`` are the card's macros (``description``, ``persona`` …) in the order
+    ``substituteParams`` replaces them, before the names; ``after_names`` are replaced after
+    the names (1.18's ``groupNotMuted`` and ``notChar``). ``dollar_patterns``: the legacy tokens'
+    values are JavaScript replacement strings (``$&``, ``$$`` …), as 1.12.6's ``replace`` reads them.
+    """
 
     user: str = "User"
     char: str = "Character"
     group: str | None = None
     variables: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    after_names: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    dollar_patterns: bool = False
 
     def value(self, name: str) -> str:
         if name == "user":
@@ -41,32 +66,29 @@ class MacroEnv:
             return self.char
         if name == "group":
             return self.group if self.group is not None else self.char
-        return dict(self.variables).get(name, "")
+        return dict(self.variables + self.after_names).get(name, "")
 
-    def pattern(self) -> re.Pattern[str]:
-        names = ["user", "char", "group", "charIfNotGroup"] + [k for k, _ in self.variables]
-        return _env_pattern(tuple(names))
+    def passes(self) -> tuple[tuple[str, str], ...]:
+        """Each macro name with its value, in the order SillyTavern replaces them, one pass each."""
+        group = self.value("group")
+        return (*self.variables, ("user", self.user), ("char", self.char), ("group", group),
+                ("charIfNotGroup", group), *self.after_names)
 
     def lookup(self, name: str) -> str:
         low = name.lower()
-        if low in ("user", "char", "group"):
-            return self.value(low)
-        if low == "charifnotgroup":
-            return self.value("group")
-        for key, value in self.variables:
+        for key, value in self.passes():
             if key.lower() == low:
                 return value
         return ""
 
 
-_PATTERNS: dict[tuple[str, ...], re.Pattern[str]] = {}
+_PATTERNS: dict[str, re.Pattern[str]] = {}
 
 
-def _env_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
-    pat = _PATTERNS.get(names)
+def _macro_pattern(name: str) -> re.Pattern[str]:
+    pat = _PATTERNS.get(name)
     if pat is None:
-        pat = re.compile(r"\{\{(" + "|".join(re.escape(n) for n in names) + r")\}\}", re.I)
-        _PATTERNS[names] = pat
+        pat = _PATTERNS[name] = re.compile(r"\{\{" + re.escape(name) + r"\}\}", _JS_I)
     return pat
 
 
@@ -78,17 +100,34 @@ def substitute(text: str | None, env: MacroEnv) -> str:
         return text
     for pat, name in _LEGACY:
         if "<" in text:
-            text = pat.sub(partial(_legacy_value, env, name), text)
+            value = env.value(name)
+            if env.dollar_patterns and "$" in value:
+                text = pat.sub(partial(_js_replacement, value), text)
+            else:
+                text = pat.sub(lambda _m, v=value: v, text)   # type: ignore[misc]
     if "{{" not in text:
         return text
     text = _NEWLINE.sub("\n", text)
     text = _TRIM.sub("", text)
     text = _NOOP.sub("", text)
-    text = env.pattern().sub(lambda m: env.lookup(m.group(1)), text)
+    low = text.lower()
+    for name, value in env.passes():    # one pass per macro: a value may hold a later one
+        if "{{" + name.lower() + "}}" in low:
+            text = _macro_pattern(name).sub(lambda _m, v=value: v, text)   # type: ignore[misc]
+            low = text.lower()
+    text = _REVERSE.sub(lambda m: m.group(1)[::-1], text)
     text = _COMMENT.sub("", text)
     return text
 
 
-def _legacy_value(env: MacroEnv, name: str, _match: re.Match[str]) -> str:
-    """A legacy ``<USER>``-style macro's value (``re.sub``'s replacement for one match)."""
-    return env.value(name)
+def _js_replacement(value: str, match: re.Match[str]) -> str:
+    """What ``String.prototype.replace`` inserts for ``value`` used as a replacement string with a
+    pattern of no groups: ``$$`` → ``$``, ``$&`` → the match, ``$``` and ``$'`` → the text before
+    and after it; any other ``$`` as written."""
+    whole = match.string
+
+    def one(m: re.Match[str]) -> str:
+        c = m.group(1)
+        return "$" if c == "$" else match.group(0) if c == "&" else \
+            whole[:match.start()] if c == "`" else whole[match.end():]
+    return _DOLLAR.sub(one, value)

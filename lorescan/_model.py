@@ -8,6 +8,7 @@ so a lorebook read and written back is the same JSON.
 from __future__ import annotations
 
 import math
+import re
 from enum import IntEnum
 from operator import attrgetter
 from typing import Any, Literal, TypeVar
@@ -19,6 +20,9 @@ from ._construct import build, dump
 
 Scalar = bool | int | float | str | None
 
+
+#: a file name's extension, as ``getCharaFilename`` finds it (JavaScript's ``$``: the very end)
+_EXTENSION = re.compile(r"\.[^/.]+\Z")
 
 class Position(IntEnum):
     """Where an entry's content goes (``position``)."""
@@ -451,11 +455,18 @@ class Character(BaseModel):
     creator_notes: str = ""
     depth_prompt: str | DepthPrompt | None = None
     extra_books: list[str] | None = None
+    #: what the ``{{mesExamples}}``, ``{{charPrompt}}``, ``{{charJailbreak}}`` and ``{{charVersion}}``
+    #: macros read
+    mes_example: str = ""
+    system_prompt: str = ""
+    post_history_instructions: str = ""
+    character_version: str = ""
 
     def file_name(self, char_name: str) -> str:
-        """Avatar file name without its last extension (``characterFilter.names`` compares to it)."""
+        """Avatar file name without its extension, as ``getCharaFilename`` strips it
+        (``/\\.[^/.]+$/``: ``Alice.`` and ``a.b/c`` keep theirs); ``characterFilter.names`` compares to it."""
         avatar = self.avatar if self.avatar is not None else f"{char_name}.png"
-        return avatar.rsplit(".", 1)[0] if "." in avatar else avatar
+        return _EXTENSION.sub("", avatar, count=1)
 
     def depth_prompt_text(self) -> str:
         dp = self.depth_prompt
