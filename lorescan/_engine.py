@@ -24,10 +24,10 @@ from ._compile import CompiledEntry, compile_books
 from ._construct import make
 from ._emit import emit
 from ._index import BoundIndex, KeyIndex
-from ._macros import MacroEnv, substitute
+from ._macros import MacroEnv, card_text, evaluation_env, substitute
 from ._match import MatchMode
 from ._mode import Mode, mode_for, with_options
-from ._model import GENERATION_TYPES, Activation, ActivationResult, Character, ChatMessage, Lorebook, Settings
+from ._model import GENERATION_TYPES, Activation, ActivationResult, ChatMessage, Lorebook, Settings
 from ._plan import Plan, card_books_first, plan_books
 from ._request import ActivationRequest
 from ._scan import ScanBuffer, ScanMessages
@@ -497,82 +497,6 @@ def _injections(r: ActivationRequest, env: MacroEnv, base_env: MacroEnv) -> list
         if depth_prompt:
             injections.append(substitute(depth_prompt, env))
     return injections
-
-
-#: the card's macros, in the order each version's ``substituteParams`` replaces them, and the
-#: :class:`Character` field each reads (``None``: the persona description)
-_CARD_MACROS = {
-    "1.12": (("charPrompt", "system_prompt"), ("charJailbreak", "post_history_instructions"),
-             ("description", "description"), ("personality", "personality"), ("scenario", "scenario"),
-             ("persona", None), ("mesExamples", "mes_example"), ("charVersion", "character_version"),
-             ("char_version", "character_version")),
-    "1.18": (("charPrompt", "system_prompt"), ("charInstruction", "post_history_instructions"),
-             ("charJailbreak", "post_history_instructions"), ("description", "description"),
-             ("personality", "personality"), ("scenario", "scenario"), ("persona", None),
-             ("mesExamples", "mes_example"), ("mesExamplesRaw", "mes_example"),
-             ("charVersion", "character_version"), ("char_version", "character_version"),
-             ("charDepthPrompt", "depth_prompt"), ("creatorNotes", "creator_notes")),
-}
-
-
-_ENVS: dict[tuple[Any, ...], MacroEnv] = {}
-
-
-def evaluation_env(base_env: MacroEnv, ch: Character | None, persona_description: str | None,
-                   version: str) -> MacroEnv:
-    """:func:`card_env`, remembered for the same names, card fields and persona (a chat's
-    evaluations share them)."""
-    key = (base_env, version, persona_description,
-           None if ch is None else (*map(ch.__dict__.get, _CARD_FIELDS), ch.depth_prompt_text()))
-    try:
-        got = _ENVS.get(key)
-    except TypeError:   # a field of an odd type: not remembered
-        return card_env(base_env, ch, persona_description, version)
-    if got is None:
-        if len(_ENVS) > 256:
-            _ENVS.clear()
-        got = _ENVS[key] = card_env(base_env, ch, persona_description, version)
-    return got
-
-
-#: the :class:`Character` fields the card's macros read (and its depth prompt's text)
-_CARD_FIELDS = ("system_prompt", "post_history_instructions", "description", "personality", "scenario",
-                "mes_example", "character_version", "creator_notes")
-
-
-def card_env(base_env: MacroEnv, ch: Character | None, persona_description: str | None,
-             version: str) -> MacroEnv:
-    """The macros of one evaluation: the names of ``base_env`` and the card's fields, each
-    trimmed and with the names' macros substituted (``getCharacterCardFields``); none but the
-    persona without a character. 1.18's ``{{mesExamples}}`` is the examples formatted for the
-    prompt, which lorescan does not rebuild: it is ``''`` for a card without examples and left as
-    written otherwise; its ``groupNotMuted`` and ``notChar`` are the character's and the user's name."""
-    variables = []
-    for name, source in _CARD_MACROS[version]:
-        if source is None:
-            raw = persona_description
-        elif ch is None:
-            raw = ""
-        elif source == "depth_prompt":
-            raw = ch.depth_prompt_text()
-        else:
-            raw = getattr(ch, source, "")
-        if source == "character_version":    # read as it is (no trim, no macros)
-            value = raw if isinstance(raw, str) else ""
-        else:
-            value = substitute(card_text(raw), base_env)
-        if version == "1.18" and name == "mesExamples" and value:
-            continue
-        variables.append((name, value))
-    after = (("groupNotMuted", base_env.char), ("notChar", base_env.user)) if version == "1.18" else ()
-    return MacroEnv(user=base_env.user, char=base_env.char, variables=tuple(variables), after_names=after,
-                    dollar_patterns=base_env.dollar_patterns)
-
-
-def card_text(raw: object) -> str:
-    """A card field as ``baseChatReplace`` reads it: trimmed, carriage returns dropped (the
-    caller substitutes the macros)."""
-    return _js.trim(raw).replace("\r", "") if isinstance(raw, str) else ""
 
 
 _COMPILED: OrderedDict[tuple, Lore] = OrderedDict()

@@ -18,9 +18,9 @@ from typing import Any
 
 from . import _js
 from ._compile import CompiledEntry
-from ._engine import Lore, card_text, evaluation_env
+from ._engine import Lore
 from ._jsregex import parse_regex_key
-from ._macros import MacroEnv, substitute
+from ._macros import MacroEnv, card_text, evaluation_env, substitute
 from ._match import (
     SILLYTAVERN,
     UNICODE,
