@@ -50,7 +50,7 @@ def emit(st: EvalState, activated: list[CompiledEntry], meter: BudgetMeter,
     """
     buckets = _Buckets(st.mode.outlets)
     if buckets_wanted:    # sorted stably: equal orders keep their order
-        buckets.fill(sorted(activated, key=_ORDER, reverse=True), st.content)
+        buckets.fill(_js.sort_descending(activated, _ORDER), st.content)
     return construct(ActivationResult, {
         "activated": _records(st, activated, shared),
         "before": "\n".join(buckets.before),

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cmp_to_key
-from typing import Any
+from typing import Any, TypeVar
+
+from ._jssort import v8_sort
+
+T = TypeVar("T")
 
 #: JavaScript ``String.prototype.trim`` strips WhiteSpace and LineTerminator code points.
 JS_WHITESPACE = (
@@ -163,9 +167,24 @@ def utf16_len(text: str) -> int:
 
 
 def sort_key_number(value: Any) -> float:
-    """The number ``b.order - a.order`` sees; ``NaN`` (missing order) is treated as 0."""
-    n = to_number(value) if value is not None else math.nan
-    return 0.0 if n != n else n
+    """The number ``b.order - a.order`` reads: ``Number(order)`` (``null`` is 0; ``NaN`` for an
+    order that is not a number, which :func:`sort_descending` sorts as V8 does)."""
+    return to_number(value)
+
+
+def sort_descending(items: list[T], number: Callable[[T], float]) -> list[T]:
+    """``items.sort((a, b) => b.order - a.order)`` with ``number(item)`` each one's order: descending
+    and stable. A ``NaN`` order makes the comparator answer 0 (equal) against every other, which is
+    not an order: the result is then whatever V8's sort makes of it (:mod:`._jssort`)."""
+    keys = list(map(number, items))
+    if all(k == k for k in keys):   # noqa: PLR0124 (NaN test)
+        return sorted(items, key=number, reverse=True)
+    by_item = dict(zip(map(id, items), keys))
+
+    def compare(a: T, b: T) -> float:
+        d = by_item[id(b)] - by_item[id(a)]
+        return 0.0 if d != d else d     # SortCompare: a NaN answer is +0
+    return v8_sort(items, compare)
 
 
 def js_string(value: Any) -> str:

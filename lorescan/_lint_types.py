@@ -142,7 +142,7 @@ def _numbers(entry: Entry, given: set[str]) -> Iterator[TypeFinding]:
         yield ("not-a-number", "order",
                f"order {_j(order)} is not a number: SillyTavern sorts with b.order - a.order, which is NaN for it, "
                "so the entry's place in the priority and prompt order is left to the browser's sort "
-               "(lorescan sorts it as order 0)" if bad else
+               "(lorescan sorts as V8, Chrome's and Node's engine, does)" if bad else
                f"{_what('order', order)}: SillyTavern's sort (b.order - a.order) reads it as {_number_text(n)}",
                "write order as a number, e.g. order: 100", "warning" if bad else "info")
     if _is_number(entry.position) and entry.position == 4:

@@ -84,8 +84,8 @@ def card_books_first(plan: Plan, books: Sequence[Lorebook]) -> Plan:
 
 
 def descending(entries: list[CompiledEntry]) -> list[CompiledEntry]:
-    """Descending ``order``, stable (Python keeps equal elements in order under ``reverse``)."""
-    return sorted(entries, key=_ORDER, reverse=True)
+    """``entries.sort(sortFn)``: descending ``order``, stable (see :func:`_js.sort_descending`)."""
+    return _js.sort_descending(entries, _ORDER)
 
 
 _ORDER = attrgetter("order_num")

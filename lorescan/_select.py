@@ -10,6 +10,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from functools import reduce
+from operator import attrgetter
 from typing import TYPE_CHECKING, cast
 
 from . import _js
@@ -31,6 +32,8 @@ STATE_NAMES = {INITIAL: "initial", RECURSION: "recursion", MIN_ACTIVATIONS: "min
 
 #: ``gate``'s reason for an entry activated by an external request
 FORCED = "forced (external activation)"
+
+_ORDER = attrgetter("order_num")
 
 
 def forced_entries(refs: Sequence[ForcedActivation], by_key: Callable[[], dict[str, CompiledEntry]],
@@ -470,7 +473,7 @@ def _group_winners(st: EvalState, groups: dict[str, list[CompiledEntry]], order:
             continue
         prios = [x for x in group if x.group_override]
         if prios:
-            winner = sorted(prios, key=lambda x: -x.order_num)[0]
+            winner = _js.sort_descending(prios, _ORDER)[0]
             for x in group:
                 if x is not winner:
                     cands.remove(x, f"lost group {name!r} to {winner.key} (override, higher order)")
