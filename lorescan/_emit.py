@@ -50,7 +50,9 @@ def emit(st: EvalState, activated: list[CompiledEntry], meter: BudgetMeter,
     """
     buckets = _Buckets(st.mode.outlets)
     if buckets_wanted:    # sorted stably: equal orders keep their order
-        buckets.fill(_js.sort_descending(activated, _ORDER), st.content)
+        ordered = _js.sort_descending(activated, _ORDER) if st.plan.nan_orders \
+            else sorted(activated, key=_ORDER, reverse=True)
+        buckets.fill(ordered, st.content)
     return construct(ActivationResult, {
         "activated": _records(st, activated, shared),
         "before": "\n".join(buckets.before),

@@ -8,6 +8,7 @@ builds one for a book selection. Plans are built once per selection and shared b
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from operator import attrgetter
 
@@ -52,6 +53,8 @@ class Plan:
         self._by_key: dict[str, CompiledEntry] | None = None
         self._unique_keys: bool | None = None
         self.max_scan_depth = depth if depth else 0
+        #: whether an order is NaN (not a number): its sorts are V8's (:func:`_js.sort_descending`)
+        self.nan_orders = any(map(math.isnan, map(_ORDER, entries)))
 
     def unique_keys(self) -> bool:
         """Whether no two entries share a ``"<book>.<uid>"`` key (worked out on first use): then an
