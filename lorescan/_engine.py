@@ -488,14 +488,16 @@ def _injections(r: ActivationRequest, env: MacroEnv, base_env: MacroEnv) -> list
     note = substitute(r.authors_note, env) if r.authors_note else ""
     if r.authors_note_scan and note:
         injections.append(note)
-    quiet = substitute(r.quiet_prompt, env) if r.quiet_prompt else ""
+    # Generate substitutes the quiet prompt once, and reading it back for the scan once more
+    quiet = substitute(substitute(r.quiet_prompt, env), env) if r.quiet_prompt else ""
     if quiet:
         injections.append(quiet)
     ch = r.character
     if r.authors_note_scan and ch is not None:
-        depth_prompt = substitute(card_text(ch.depth_prompt_text()), base_env)
+        # the names only (baseChatReplace), then all (read back for the scan); an empty one is skipped
+        depth_prompt = substitute(substitute(card_text(ch.depth_prompt_text()), base_env), env)
         if depth_prompt:
-            injections.append(substitute(depth_prompt, env))
+            injections.append(depth_prompt)
     return injections
 
 

@@ -231,11 +231,13 @@ def explain_many(lore: Lore, result: ActivationResult, entry_keys: Sequence[str]
     injections: list[tuple[str, str]] = []
     if authors_note_scan and authors_note and substitute(authors_note, env):
         injections.append(("the author's note", substitute(authors_note, env)))
-    if quiet_prompt and substitute(quiet_prompt, env):
-        injections.append(("the quiet prompt", substitute(quiet_prompt, env)))
-    depth_prompt = substitute(card_text(character.depth_prompt_text()), base_env) if character is not None else ""
+    quiet = substitute(substitute(quiet_prompt, env), env)     # as the engine reads them (_injections)
+    if quiet:
+        injections.append(("the quiet prompt", quiet))
+    depth_prompt = substitute(substitute(card_text(character.depth_prompt_text()), base_env), env) \
+        if character is not None else ""
     if authors_note_scan and depth_prompt:
-        injections.append(("the character's depth prompt", substitute(depth_prompt, env)))
+        injections.append(("the character's depth prompt", depth_prompt))
     ctx = _Context(lore, result, chat, settings, env, generation_type, fields, injections, text_label)
     wanted = set(entry_keys)
     by_entry: dict[str, list[dict[str, Any]]] = {}

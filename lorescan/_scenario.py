@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from ._construct import build, make
 from ._engine import Lore
 from ._errors import LorescanError, ScenarioError
+from ._macros import MacroEnv, evaluation_env, substitute
 from ._mode import Mode, mode_for
 from ._model import ActivationResult, Character, ChatMessage, Lorebook, Settings, TimedState, validation_error
 from ._request import ActivationRequest, RandomSource, chat_messages
@@ -203,7 +204,20 @@ def evaluate_scenario(lore: Lore, sc: dict[str, Any], *, timed: TimedState | Non
         result = lore.activate(request)
         state = result.timed
         out.append((request, result))
+        chat = _first_message_substituted(lore, request, chat)
     return out
+
+
+def _first_message_substituted(lore: Lore, request: ActivationRequest, chat: list[ChatMessage]) -> list[ChatMessage]:
+    """The chat the next turn carries: ``Generate`` writes the first message back with its macros
+    substituted (``chat[0].mes = substituteParams(chat[0].mes)``), so a later generation substitutes
+    that text again (which changes it when one pass does not settle it)."""
+    if not chat or not isinstance(chat[0].mes, str) or ("{{" not in chat[0].mes and "<" not in chat[0].mes):
+        return chat
+    version = lore.mode.version
+    base = MacroEnv(user=request.user_name, char=request.char_name, dollar_patterns=version == "1.12")
+    mes = substitute(chat[0].mes, evaluation_env(base, request.character, request.persona_description, version))
+    return chat if mes == chat[0].mes else [chat[0].model_copy(update={"mes": mes}), *chat[1:]]
 
 
 #: settings already validated, by each name's type and value (a service is sent the same settings

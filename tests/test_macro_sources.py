@@ -127,3 +127,30 @@ def test_capital_letters_newer_than_python_lowercase_as_javascript_does() -> Non
 ])
 def test_avatar_file_names_lose_their_extension_as_get_chara_filename_strips_it(avatar: str, want: str) -> None:
     assert Character(avatar=avatar).file_name("C") == want
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_quiet_prompt_is_substituted_twice(version: str) -> None:
+    """Generate substitutes the quiet prompt, and the scan reads it back through substituteParams
+    again: a description holding an earlier macro is expanded on the second pass."""
+    card = Character(description="{{charPrompt}}", system_prompt="dragon")
+    got = _activate([_entry(0, "dragon")], ["hello"], version, character=card, quiet_prompt="{{description}}")
+    assert got.activated_keys() == ["book.0"]
+
+
+def test_a_depth_prompt_empty_once_substituted_adds_no_text() -> None:
+    """An injection that substitutes to '' is skipped (``if (prompt)``): the scan text still ends
+    with the message, where ``/hello$/`` matches."""
+    card = Character(depth_prompt="{{description}}")
+    got = _activate([_entry(0, "/hello$/")], ["hello"], "1.12", character=card, authors_note_scan=True)
+    assert got.activated_keys() == ["book.0"]
+
+
+def test_turns_carry_the_first_message_as_generate_left_it() -> None:
+    """Generate writes the first message back substituted, so the next turn substitutes it again."""
+    sc = {"st_version": "1.12.6", "user_name": "Bob", "char_name": "Mia",
+          "character": {"description": "{{charPrompt}}", "system_prompt": "dragon"},
+          "entries": [{"uid": 0, "key": ["dragon"], "content": "hit"}],
+          "chat": [{"name": "Mia", "is_user": False, "mes": "{{description}}"}], "turns": [{}, {}]}
+    turns = lorescan.run_scenario(sc)["turns"]
+    assert [t["activated"] for t in turns] == [[], ["global.0"]]
