@@ -76,7 +76,9 @@ _WORD: Intervals = [(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)]
 _WORD_UI: Intervals = _WORD + [(0x17F, 0x17F), (0x212A, 0x212A)]  # JS \w with u+i
 _LT = _chars("\n\r\u2028\u2029")
 _SPACE = _norm(_chars("\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff") + [(0x2000, 0x200A)])
-_TURK = "[\\u0130\\u0131]"  # regex's IGNORECASE pairs these with i/I; JS simple folding does not
+#: U+0130 and U+0131 themselves: regex's IGNORECASE pairs them with i/I (so the class is read
+#: case-sensitively, or it would match I too); JS simple folding does not
+_TURK = "(?-i:[\\u0130\\u0131])"
 _TURKISH_I = (0x49, 0x69, 0x130, 0x131)
 _WUI = f"(?!{_TURK})[{_body(_WORD)}]"  # with IGNORECASE, regex folding adds U+017F/U+212A as JS does
 _BOUNDARY_UI = {"b": f"(?:(?<={_WUI})(?!{_WUI})|(?<!{_WUI})(?={_WUI}))",

@@ -195,6 +195,11 @@ def test_case_insensitive(key: str, text: str, expected: bool) -> None:
     ("/[a-z]+/i", "K\u212aK", (0, 1)), ("/[k-s]+/i", "\u017fKS", (1, 3)), ("/[^k]/i", "K\u212a", (1, 2)),
     ("/\\w+/i", "\u017fkK", (1, 3)), ("/[\u212a\u017f]/i", "ks", None), ("/[^\\W]+/i", "\u0131Is", (1, 3)),
     ("/[\u03c3]/i", "\u03a3", (0, 1)),
+    # u with i: simple case folding, where U+0130 and U+0131 fold to themselves and I to i
+    ("/i/iu", "BLESSING", (5, 6)), ("/blessing/iu", "BLESSING!", (0, 8)), ("/i/iu", "\u0130\u0131Ii", (2, 3)),
+    ("/\\w+/iu", "I!", (0, 1)), ("/\\bi\\b/iu", "a I b", (2, 3)), ("/[h-j]/iu", "I", (0, 1)),
+    ("/[^\\W]/iu", "\u0131I", (1, 2)), ("/i/iu", "\u0130", None), ("/i/iu", "\u0131", None),
+    ("/x\\B/iu", "xI", (0, 1)),
     # \b and \B
     ("/\\bk/i", "\u212ak", (1, 2)), ("/k\\b/i", "k\u212a", (0, 1)), ("/\\Bs/i", "\u017fS", None),
     ("/\\bis\\b/i", "th\u0131s IS", (5, 7)),
