@@ -24,10 +24,10 @@ from ._compile import CompiledEntry, compile_books
 from ._construct import make
 from ._emit import emit
 from ._index import BoundIndex, KeyIndex
-from ._macros import MacroEnv, card_text, evaluation_env, substitute
+from ._macros import MacroEnv, card_text, evaluation_env, names_env, substitute
 from ._match import MatchMode
 from ._mode import Mode, mode_for, with_options
-from ._model import GENERATION_TYPES, Activation, ActivationResult, ChatMessage, Lorebook, Settings
+from ._model import GENERATION_TYPES, Activation, ActivationResult, Character, ChatMessage, Lorebook, Settings
 from ._plan import Plan, card_books_first, plan_books
 from ._request import ActivationRequest
 from ._scan import ScanBuffer, ScanMessages
@@ -167,8 +167,8 @@ class Lore:
         by every character and persona)."""
         ck = MatchMode.of(bool(settings.world_info_case_sensitive), bool(settings.world_info_match_whole_words),
                           self.mode.word_boundaries)
-        if card_env is not None and card_env != env and ("{{" in env.user or "{{" in env.char
-                                                         or self._key_index(settings).card_macros):
+        if card_env is not None and ("{{" in env.user or "{{" in env.char
+                                     or (self._indexes.get(ck) or self._key_index(settings)).card_macros):
             env = card_env
         bound = self._bound.get((ck, env))
         if bound is None:
@@ -217,7 +217,7 @@ class _Evaluation:
         self.lore = lore
         self.dry_run = r.dry_run
         self.buckets = r.buckets
-        base_env = MacroEnv(user=r.user_name, char=r.char_name, dollar_patterns=mode.version == "1.12")
+        base_env = names_env(r.user_name, r.char_name, mode.version)
         fields = _card_fields(r, base_env, mode.match_sources)
         # keys, contents, the first message and the injections: substituteParams, card fields and all
         self.env = evaluation_env(base_env, ch, r.persona_description, mode.version)
@@ -225,8 +225,9 @@ class _Evaluation:
         plan = lore._plan(int(s.world_info_character_strategy), ch is not None, r.persona_book,
                           tuple(ch.extra_books) if ch is not None and ch.extra_books is not None else None)
         index = lore._index(base_env, s, self.env)
-        buffer = ScanBuffer(messages, _injections(r, self.env, base_env), fields, index, s.world_info_depth,
-                            mode.skip_empty_recursion)
+        injections = [text for _, text in scanned_injections(r.authors_note, r.authors_note_scan, r.quiet_prompt, ch,
+                                                               self.env, base_env)]
+        buffer = ScanBuffer(messages, injections, fields, index, s.world_info_depth, mode.skip_empty_recursion)
         forced, forced_as = forced_entries(r.force_activate, plan.by_key, mode)
         self.st = EvalState(
             mode=mode, settings=s,
@@ -481,24 +482,20 @@ def _card_fields(r: ActivationRequest, env: MacroEnv, match_sources: bool) -> di
     return fields
 
 
-def _injections(r: ActivationRequest, env: MacroEnv, base_env: MacroEnv) -> list[str]:
-    """Prompt texts scanned besides the chat: the author's note (when scanned), the quiet prompt and
-    the character's depth prompt (with the author's note: both follow its ``allowWIScan``)."""
-    injections: list[str] = []
-    note = substitute(r.authors_note, env) if r.authors_note else ""
-    if r.authors_note_scan and note:
-        injections.append(note)
-    # Generate substitutes the quiet prompt once, and reading it back for the scan once more
-    quiet = substitute(substitute(r.quiet_prompt, env), env) if r.quiet_prompt else ""
-    if quiet:
-        injections.append(quiet)
-    ch = r.character
-    if r.authors_note_scan and ch is not None:
-        # the names only (baseChatReplace), then all (read back for the scan); an empty one is skipped
-        depth_prompt = substitute(substitute(card_text(ch.depth_prompt_text()), base_env), env)
-        if depth_prompt:
-            injections.append(depth_prompt)
-    return injections
+def scanned_injections(authors_note: str, authors_note_scan: bool, quiet_prompt: str, ch: Character | None,
+                       env: MacroEnv, base_env: MacroEnv) -> list[tuple[str, str]]:
+    """Prompt texts scanned besides the chat, each with what it is: the author's note (when
+    scanned), the quiet prompt and the character's depth prompt (with the author's note: both
+    follow its ``allowWIScan``). Each is read back for the scan through ``substituteParams``; the
+    quiet prompt was substituted once before (``Generate``), the depth prompt with the names only
+    (``baseChatReplace``). One that substitutes to nothing is skipped (``if (prompt)``)."""
+    texts = [
+        ("the author's note", substitute(authors_note, env) if authors_note_scan else ""),
+        ("the quiet prompt", substitute(substitute(quiet_prompt, env), env)),
+        ("the character's depth prompt", substitute(substitute(card_text(ch.depth_prompt_text()), base_env), env)
+         if authors_note_scan and ch is not None else ""),
+    ]
+    return [(what, text) for what, text in texts if text]
 
 
 _COMPILED: OrderedDict[tuple, Lore] = OrderedDict()

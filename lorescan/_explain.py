@@ -18,9 +18,9 @@ from typing import Any
 
 from . import _js
 from ._compile import CompiledEntry
-from ._engine import Lore
+from ._engine import Lore, scanned_injections
 from ._jsregex import parse_regex_key
-from ._macros import MacroEnv, card_text, evaluation_env, substitute
+from ._macros import MacroEnv, evaluation_env, names_env, substitute
 from ._match import (
     SILLYTAVERN,
     UNICODE,
@@ -225,19 +225,10 @@ def explain_many(lore: Lore, result: ActivationResult, entry_keys: Sequence[str]
     its trace read once, so explaining many entries of a large book stays cheap."""
     ces = [_find_entry(lore, key) for key in entry_keys]
     version = lore.mode.version
-    base_env = MacroEnv(user=user_name, char=char_name, dollar_patterns=version == "1.12")
+    base_env = names_env(user_name, char_name, version)
     env = evaluation_env(base_env, character, persona_description, version)    # as the engine's
     fields = _fields(character, persona_description, base_env)
-    injections: list[tuple[str, str]] = []
-    if authors_note_scan and authors_note and substitute(authors_note, env):
-        injections.append(("the author's note", substitute(authors_note, env)))
-    quiet = substitute(substitute(quiet_prompt, env), env)     # as the engine reads them (_injections)
-    if quiet:
-        injections.append(("the quiet prompt", quiet))
-    depth_prompt = substitute(substitute(card_text(character.depth_prompt_text()), base_env), env) \
-        if character is not None else ""
-    if authors_note_scan and depth_prompt:
-        injections.append(("the character's depth prompt", depth_prompt))
+    injections = scanned_injections(authors_note, authors_note_scan, quiet_prompt, character, env, base_env)
     ctx = _Context(lore, result, chat, settings, env, generation_type, fields, injections, text_label)
     wanted = set(entry_keys)
     by_entry: dict[str, list[dict[str, Any]]] = {}

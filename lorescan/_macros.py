@@ -66,13 +66,12 @@ class MacroEnv:
     dollar_patterns: bool = False
 
     def value(self, name: str) -> str:
+        """The value of a name macro: ``user``, ``char`` or ``group``."""
         if name == "user":
             return self.user
         if name == "char":
             return self.char
-        if name == "group":
-            return self.group if self.group is not None else self.char
-        return dict(self.variables + self.after_names).get(name, "")
+        return self.group if self.group is not None else self.char
 
     def passes(self) -> tuple[tuple[str, str], ...]:
         """Each macro name with its value, in the order SillyTavern replaces them, one pass each."""
@@ -80,12 +79,11 @@ class MacroEnv:
         return (*self.variables, ("user", self.user), ("char", self.char), ("group", group),
                 ("charIfNotGroup", group), *self.after_names)
 
-    def lookup(self, name: str) -> str:
-        low = name.lower()
-        for key, value in self.passes():
-            if key.lower() == low:
-                return value
-        return ""
+
+def names_env(user: str, char: str, version: str) -> MacroEnv:
+    """The names of an evaluation, as ``version`` reads them in the legacy tokens (the card's
+    macros are added by :func:`evaluation_env`)."""
+    return MacroEnv(user=user, char=char, dollar_patterns=version == "1.12")
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}

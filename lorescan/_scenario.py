@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from ._construct import build, make
 from ._engine import Lore
 from ._errors import LorescanError, ScenarioError
-from ._macros import MacroEnv, evaluation_env, substitute
+from ._macros import evaluation_env, names_env, substitute
 from ._mode import Mode, mode_for
 from ._model import ActivationResult, Character, ChatMessage, Lorebook, Settings, TimedState, validation_error
 from ._request import ActivationRequest, RandomSource, chat_messages
@@ -215,7 +215,7 @@ def _first_message_substituted(lore: Lore, request: ActivationRequest, chat: lis
     if not chat or not isinstance(chat[0].mes, str) or ("{{" not in chat[0].mes and "<" not in chat[0].mes):
         return chat
     version = lore.mode.version
-    base = MacroEnv(user=request.user_name, char=request.char_name, dollar_patterns=version == "1.12")
+    base = names_env(request.user_name, request.char_name, version)
     mes = substitute(chat[0].mes, evaluation_env(base, request.character, request.persona_description, version))
     return chat if mes == chat[0].mes else [chat[0].model_copy(update={"mes": mes}), *chat[1:]]
 
