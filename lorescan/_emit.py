@@ -60,7 +60,7 @@ def emit(st: EvalState, activated: list[CompiledEntry], meter: BudgetMeter,
         "an_top": buckets.an_top,
         "an_bottom": buckets.an_bottom,
         "em": buckets.em,
-        "depth": [construct(DepthGroup, g) for g in buckets.depth],
+        "depth": _depth_groups(buckets.depth),
         "outlets": buckets.outlets,
         "timed": st.timed.state,
         "rolls": st.rolls,
@@ -69,6 +69,13 @@ def emit(st: EvalState, activated: list[CompiledEntry], meter: BudgetMeter,
         "overflowed": meter.overflowed,
         "trace": st.trace.events if st.trace is not None else None,
     })
+
+
+def _depth_groups(groups: list[dict[str, Any]]) -> list[DepthGroup]:
+    """The at-depth groups as models (each group's dict becomes its model's own)."""
+    if _index.native is not None:
+        return _index.native.bare_models(DepthGroup, groups)
+    return [construct(DepthGroup, g) for g in groups]
 
 
 class _Buckets:
@@ -89,9 +96,10 @@ class _Buckets:
 
     def fill(self, entries: list[CompiledEntry], content: dict[int, str]) -> None:
         """Put each entry's text (``content``, else its own) in its bucket, in the order given."""
-        if _index.native is not None:     # the plain buckets in C; the others here, in the same order
+        if _index.native is not None:     # the same steps in C; what it leaves here, in the same order
             rest: list[tuple[CompiledEntry, str]] = []
-            _index.native.fill_plain(entries, content, (self.before, self.after, self.an_top, self.an_bottom), rest)
+            _index.native.fill_buckets(entries, content, (self.before, self.after, self.an_top, self.an_bottom),
+                                       self.em, ExampleEntry, self.depth, self.groups, rest)
             for ce, text in rest:
                 self._place(ce, text)
             self._finish()

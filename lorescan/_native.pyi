@@ -1,7 +1,9 @@
 """Types of the optional C extension lorescan._native (sources in lorescan/_csrc/)."""
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
+
+_M = TypeVar("_M")
 
 def bitmap(ids: set[int] | frozenset[int], /) -> bytes: ...
 
@@ -15,8 +17,12 @@ def spend_lines(now: list[Any], j: int, memo: dict[str, int], state: list[Any], 
 def activation_records(activated: list[Any], contents: dict[int, str], pass_of: dict[int, int], shared: dict[int, Any],
                        forced_type: type, make: Callable[[Any, str, int], Any], /) -> list[Any]: ...
 
-def fill_plain(entries: list[Any], contents: dict[int, str], plain: tuple[list[str], list[str], list[str], list[str]],
-               rest: list[tuple[Any, str]], /) -> None: ...
+def fill_buckets(entries: list[Any], contents: dict[int, str],
+                 plain: tuple[list[str], list[str], list[str], list[str]], em: list[Any], example: type,
+                 depth: list[dict[str, Any]], groups: dict[Any, dict[str, Any]], rest: list[tuple[Any, str]],
+                 /) -> None: ...
+
+def bare_models(cls: type[_M], dicts: list[dict[str, Any]], /) -> list[_M]: ...
 
 def recursion_lines(now: list[Any], failed: set[int], contents: dict[int, str], /) -> tuple[list[Any], list[str]]: ...
 

@@ -251,7 +251,7 @@ def test_collect_hits_refuses_what_is_not_an_automatons_matches() -> None:
     assert found == set()
 
 
-# -- the plain buckets (fill_plain) -----------------------------------------------------------------
+# -- the buckets (fill_buckets) ---------------------------------------------------------------------
 
 class _Placed:
     """What ``_Buckets.fill`` reads of an entry (a slots class, as the engine's entries are)."""
@@ -264,13 +264,19 @@ class _Placed:
             gid, content, bucket, depth, role, outlet
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["", "a", "b c", "x"]), st.none() | st.integers(-1, 8),
-                          st.none() | st.integers(0, 2), st.none() | st.integers(0, 2), st.sampled_from(["", "o"])),
+#: depths and roles as a book may hold them: ints (exact in JavaScript or not), floats equal to an
+#: int, NaN, booleans, strings and unset; only exact ints (and an unset role) are grouped in C
+_PLACES = st.none() | st.integers(0, 2) | st.sampled_from([2**53, 2**53 + 1, -(2**53) - 1, 1.0, 0.0, float("nan"),
+                                                         True, False, "1", "0"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["", "a", "b c", "x"]), st.none() | st.integers(-1, 8) | st.just(4),
+                          _PLACES, _PLACES, st.sampled_from(["", "o"])),
                 max_size=12),
        st.data(), st.booleans())
 def test_the_c_buckets_agree_with_the_python_buckets(fields, data, outlets) -> None:
-    from lorescan._emit import _Buckets
+    from lorescan._emit import _Buckets, _depth_groups
 
     entries = [_Placed(g, *f) for g, f in enumerate(fields)]
     content = {g: data.draw(st.sampled_from(["", "sub", "y"])) for g in data.draw(st.sets(st.integers(0, 12)))}
@@ -278,7 +284,10 @@ def test_the_c_buckets_agree_with_the_python_buckets(fields, data, outlets) -> N
     def filled() -> tuple:
         b = _Buckets(outlets)
         b.fill(entries, content)
-        return b.before, b.after, b.an_top, b.an_bottom, [e.model_dump() for e in b.em], b.depth, b.outlets
+        groups = [(g.model_dump(), g.model_fields_set, g.__pydantic_extra__) for g in _depth_groups(b.depth)]
+        # NaN is unequal to itself: compare the groups' depths by their text
+        return (b.before, b.after, b.an_top, b.an_bottom, [(e.model_dump(), e.model_fields_set) for e in b.em],
+                repr(groups), b.outlets)
 
     in_c = filled()
     with pytest.MonkeyPatch.context() as m:
@@ -286,19 +295,59 @@ def test_the_c_buckets_agree_with_the_python_buckets(fields, data, outlets) -> N
         assert filled() == in_c
 
 
-def test_fill_plain_refuses_what_it_cannot_fill() -> None:
+def test_the_c_buckets_group_at_depth_entries_as_javascript_compares_them() -> None:
+    """Exact ints are grouped in C; an entry the C step cannot key (a float depth, an unset depth)
+    goes to Python with every at-depth entry after it, so each group keeps its order."""
+    from lorescan._emit import _Buckets
+
+    b = _Buckets(False)
+    b.fill([_Placed(0, "a", 4, 2, None, ""), _Placed(1, "b", 4, 2, 0, ""), _Placed(2, "c", 4, 2.0, 0, ""),
+            _Placed(3, "d", 4, 2, 0, ""), _Placed(4, "e", 4, None, 1, ""), _Placed(5, "f", 4, None, 1, ""),
+            _Placed(6, "g", 4, 2, 1, ""), _Placed(7, "h", 5, None, None, "")], {})
+    assert b.depth == [{"depth": 2, "role": 0, "entries": ["d", "c", "b", "a"]},
+                       {"depth": None, "role": 1, "entries": ["e"]}, {"depth": None, "role": 1, "entries": ["f"]},
+                       {"depth": 2, "role": 1, "entries": ["g"]}]
+    assert [e.model_dump() for e in b.em] == [{"position": "before", "content": "h"}]
+
+
+def test_fill_buckets_refuses_what_it_cannot_fill() -> None:
+    from lorescan._model import ExampleEntry
+
+    def fill(entries: list, contents: dict, plain: tuple, rest: list, groups: dict | None = None) -> None:
+        native.fill_buckets(entries, contents, plain, [], ExampleEntry, [], {} if groups is None else groups, rest)
+
     with pytest.raises(TypeError):
-        native.fill_plain([], {}, ([], [], []), [])
+        fill([], {}, ([], [], []), [])
     with pytest.raises(TypeError):
-        native.fill_plain([], {}, ([], [], [], ()), [])
+        fill([], {}, ([], [], [], ()), [])
+    with pytest.raises(TypeError):
+        native.fill_buckets([], {}, ([], [], [], []), [], "not a type", [], {}, [])
     with pytest.raises(AttributeError):
-        native.fill_plain([object()], {}, ([], [], [], []), [])
+        fill([object()], {}, ([], [], [], []), [])
+    with pytest.raises(TypeError, match="depth group"):     # a group that is not the engine's dict
+        fill([_Placed(0, "a", 4, 1, 0, "")], {}, ([], [], [], []), [], {(1, 0): ["a list"]})
     plain: tuple[list[str], ...] = ([], [], [], [])
     rest: list = []
     entry = _Placed(0, "own", 4, None, None, "")
-    native.fill_plain([_Placed(1, "a", 2, None, None, ""), entry, _Placed(2, "", 0, None, None, "")],
-                      {0: "given"}, plain, rest)
-    assert plain == ([], [], ["a"], []) and rest == [(entry, "given")]
+    outlet = _Placed(3, "o", 7, None, None, "x")
+    fill([_Placed(1, "a", 2, None, None, ""), entry, _Placed(2, "", 0, None, None, ""), outlet],
+         {0: "given"}, plain, rest)
+    assert plain == ([], [], ["a"], []) and rest == [(entry, "given"), (outlet, "o")]
+
+
+def test_bare_models_are_what_construct_makes() -> None:
+    from lorescan._model import DepthGroup, construct
+
+    d = {"depth": 1, "role": 0, "entries": ["x"]}
+    made, = native.bare_models(DepthGroup, [d])
+    want = construct(DepthGroup, dict(d))
+    assert made == want and made.__dict__ is d and made.model_fields_set == {"depth", "role", "entries"}
+    assert made.__pydantic_extra__ is None and made.__pydantic_private__ is None
+    assert made.model_copy(update={"role": 2}).role == 2 and made.role == 0
+    with pytest.raises(TypeError):
+        native.bare_models(DepthGroup, [("depth", 1)])
+    with pytest.raises(TypeError):
+        native.bare_models("DepthGroup", [])
 
 
 class _Recursed:

@@ -1,69 +1,175 @@
-/* The prompt's plain buckets (fill_plain); lorescan/_emit.py (_Buckets.fill) is the reference. */
+/* The prompt's buckets (fill_buckets); lorescan/_emit.py (_Buckets.fill) is the reference. */
 #include "native.h"
 
-/* fill_plain(entries, contents, plain, rest) -> None
- *
- * For each entry in order, its text (contents[gid], else its own content): an empty one is
- * dropped; a text whose position (the entry's `bucket`) is 0-3 is appended to plain[position] (four
- * lists: before, after, the author's note's top and bottom); any other entry goes to `rest` with its
- * text, as an (entry, text) pair, for the caller to place in the same order. */
-PyObject *
-ls_fill_plain(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* An at-depth entry's text in its group (lorescan/_emit.py, _Buckets._at_depth, is the reference),
+ * for an entry whose depth is an int and whose role is an int or unset, both exact as JavaScript
+ * numbers: such ints are their own strict-equality keys. 1 placed; 0 left to the caller (another
+ * depth or role); -1 on error. */
+static int
+at_depth(PyObject *ce, PyObject *text, PyObject *depth, PyObject *groups)
 {
-    PyObject *entries, *contents, *plain, *rest, *ce, *g, *text, *pos, *pair;
-    Py_ssize_t k, n;
-    long long at;
+    const long long exact = 9007199254740992LL;     /* 2**53 */
+    PyObject *d = ls_getattr(ce, s_depth), *role = NULL, *key = NULL, *group, *items;
+    long long v;
+    int r = -1;
+
+    if (d == NULL)
+        return -1;
+    if (!PyLong_CheckExact(d) || !ls_as_ll(d, &v) || v < -exact || v > exact) {
+        r = 0;
+        goto out;
+    }
+    role = ls_getattr(ce, s_role);
+    if (role == NULL)
+        goto out;
+    if (role == Py_None) {
+        Py_DECREF(role);
+        role = PyLong_FromLong(0);
+        if (role == NULL)
+            goto out;
+    }
+    else if (!PyLong_CheckExact(role) || !ls_as_ll(role, &v) || v < -exact || v > exact) {
+        r = 0;
+        goto out;
+    }
+    key = PyTuple_Pack(2, d, role);
+    if (key == NULL)
+        goto out;
+    group = PyDict_GetItemWithError(groups, key);      /* borrowed */
+    if (group != NULL) {
+        items = PyDict_CheckExact(group) ? PyDict_GetItemWithError(group, s_entries) : NULL;
+        if (items == NULL || !PyList_CheckExact(items)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "fill_buckets: a depth group must be a dict with an entries list");
+            goto out;
+        }
+        r = PyList_Append(items, text) < 0 ? -1 : 1;
+        goto out;
+    }
+    if (PyErr_Occurred())
+        goto out;
+    group = PyDict_New();
+    items = PyList_New(1);
+    if (group == NULL || items == NULL) {
+        Py_XDECREF(group);
+        Py_XDECREF(items);
+        goto out;
+    }
+    Py_INCREF(text);
+    PyList_SET_ITEM(items, 0, text);
+    if (PyDict_SetItem(group, s_depth, d) < 0 || PyDict_SetItem(group, s_role, role) < 0
+        || PyDict_SetItem(group, s_entries, items) < 0 || PyList_Append(depth, group) < 0
+        || PyDict_SetDefault(groups, key, group) == NULL)
+        r = -1;
+    else
+        r = 1;
+    Py_DECREF(items);
+    Py_DECREF(group);
+out:
+    Py_DECREF(d);
+    Py_XDECREF(role);
+    Py_XDECREF(key);
+    return r;
+}
+
+/* An example-messages entry's text (position 5: before, 6: after) appended to `em` as an instance
+ * of `example` (ExampleEntry, made as construct makes it); 0, or -1 on error. */
+static int
+example(PyObject *text, long long at, PyObject *em, PyObject *example_cls)
+{
+    PyObject *fields = PyDict_New(), *m;
     int r;
 
+    if (fields == NULL)
+        return -1;
+    if (PyDict_SetItem(fields, s_position, at == 5 ? s_before : s_after) < 0
+        || PyDict_SetItem(fields, s_content, text) < 0) {
+        Py_DECREF(fields);
+        return -1;
+    }
+    m = ls_bare_model((PyTypeObject *)example_cls, fields, PySet_New(fields));
+    if (m == NULL)
+        return -1;
+    r = PyList_Append(em, m);
+    Py_DECREF(m);
+    return r;
+}
+
+/* fill_buckets(entries, contents, plain, em, example, depth, groups, rest) -> None
+ *
+ * For each entry in order, its text (contents[gid], else its own content): an empty one is
+ * dropped; by the entry's `bucket`, a text at 0-3 is appended to plain[position] (four lists:
+ * before, after, the author's note's top and bottom); at 5 or 6 to `em`, as an `example` instance
+ * (position "before" or "after"); at 4, to its group in `depth` (dicts {depth, role, entries},
+ * found in `groups` by (depth, role)) when its depth and role are exact ints (an unset role is 0)
+ * and no at-depth entry before it went to `rest`; any other entry goes to `rest` with its text, as
+ * an (entry, text) pair, for the caller to place in the same order. */
+PyObject *
+ls_fill_buckets(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *entries, *contents, *plain, *em, *depth, *groups, *rest, *ce, *g, *text, *pos, *pair;
+    Py_ssize_t k, n;
+    long long at;
+    int r, depth_left = 0;
+
     (void)self;
-    if (nargs != 4 || !PyList_Check(args[0]) || !PyDict_Check(args[1]) || !PyTuple_Check(args[2])
-        || PyTuple_GET_SIZE(args[2]) != 4 || !PyList_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError, "fill_plain(entries: list, contents: dict, plain: tuple of 4 lists, "
-                                         "rest: list)");
+    if (nargs != 8 || !PyList_Check(args[0]) || !PyDict_Check(args[1]) || !PyTuple_Check(args[2])
+        || PyTuple_GET_SIZE(args[2]) != 4 || !PyList_Check(args[3]) || !PyType_Check(args[4])
+        || !PyList_Check(args[5]) || !PyDict_Check(args[6]) || !PyList_Check(args[7])) {
+        PyErr_SetString(PyExc_TypeError, "fill_buckets(entries: list, contents: dict, plain: tuple of 4 lists, "
+                                         "em: list, example: type, depth: list, groups: dict, rest: list)");
         return NULL;
     }
     entries = args[0];
     contents = args[1];
     plain = args[2];
-    rest = args[3];
+    em = args[3];
+    depth = args[5];
+    groups = args[6];
+    rest = args[7];
     for (k = 0; k < 4; k++) {
         if (!PyList_Check(PyTuple_GET_ITEM(plain, k))) {
-            PyErr_SetString(PyExc_TypeError, "fill_plain: the plain buckets must be lists");
+            PyErr_SetString(PyExc_TypeError, "fill_buckets: the plain buckets must be lists");
             return NULL;
         }
     }
     n = PyList_GET_SIZE(entries);
-    for (k = 0; k < n; k++) {
+    for (k = 0; k < n && k < PyList_GET_SIZE(entries); k++) {
         ce = PyList_GET_ITEM(entries, k);
+        Py_INCREF(ce);
         g = ls_getattr(ce, s_gid);
-        if (g == NULL)
-            return NULL;
-        text = ls_entry_text(ce, g, contents);
-        Py_DECREF(g);
-        if (text == NULL)
-            return NULL;
-        r = PyObject_IsTrue(text);
-        if (r <= 0) {
-            Py_DECREF(text);
-            if (r < 0)
+        text = g == NULL ? NULL : ls_entry_text(ce, g, contents);
+        Py_XDECREF(g);
+        r = text == NULL ? -1 : PyObject_IsTrue(text);
+        pos = r <= 0 ? NULL : ls_getattr(ce, s_bucket);
+        if (pos == NULL) {      /* an empty text is placed nowhere */
+            Py_XDECREF(text);
+            Py_DECREF(ce);
+            if (r < 0 || PyErr_Occurred())
                 return NULL;
-            continue;       /* an empty text is placed nowhere */
+            continue;
         }
-        pos = ls_getattr(ce, s_bucket);
-        if (pos == NULL) {
-            Py_DECREF(text);
-            return NULL;
-        }
-        if (PyLong_CheckExact(pos) && ls_as_ll(pos, &at) && at >= 0 && at <= 3) {
+        at = -1;
+        if (!PyLong_CheckExact(pos) || !ls_as_ll(pos, &at))
+            at = -1;
+        if (at >= 0 && at <= 3)
             r = PyList_Append(PyTuple_GET_ITEM(plain, at), text);
-        }
+        else if (at == 5 || at == 6)
+            r = example(text, at, em, args[4]);
         else {
-            pair = PyTuple_Pack(2, ce, text);
-            r = pair == NULL ? -1 : PyList_Append(rest, pair);
-            Py_XDECREF(pair);
+            r = at == 4 && !depth_left ? at_depth(ce, text, depth, groups) : 0;
+            if (r == 0) {       /* the caller's, and every later at-depth entry with it */
+                depth_left = depth_left || at == 4;
+                pair = PyTuple_Pack(2, ce, text);
+                r = pair == NULL ? -1 : PyList_Append(rest, pair);
+                Py_XDECREF(pair);
+            }
+            else if (r > 0)
+                r = 0;
         }
         Py_DECREF(pos);
         Py_DECREF(text);
+        Py_DECREF(ce);
         if (r < 0)
             return NULL;
     }

@@ -65,13 +65,88 @@ set_raw(PyObject *obj, PyObject *name, PyObject *value)
     return r;
 }
 
+/* An instance of `type` holding `fields` as its __dict__ (the dict itself), `fields_set` as its
+ * fields set, and no extra or private values: what lorescan/_model.py's `construct` makes. Steals
+ * the references to `fields` and `fields_set` (either NULL: an error already set); a new
+ * reference, or NULL on error. */
+PyObject *
+ls_bare_model(PyTypeObject *type, PyObject *fields, PyObject *fields_set)
+{
+    PyObject *args, *obj;
+
+    if (fields == NULL || fields_set == NULL) {
+        Py_XDECREF(fields);
+        Py_XDECREF(fields_set);
+        return NULL;
+    }
+    args = PyTuple_New(0);
+    obj = args == NULL ? NULL : type->tp_new(type, args, NULL);
+    Py_XDECREF(args);
+    if (obj == NULL) {
+        Py_DECREF(fields);
+        Py_DECREF(fields_set);
+        return NULL;
+    }
+    if (set_raw(obj, s_dict, fields) < 0) {         /* (each set_raw releases its value) */
+        Py_DECREF(fields_set);
+        Py_DECREF(obj);
+        return NULL;
+    }
+    if (set_raw(obj, s_pydantic_fields_set, fields_set) < 0
+        || set_raw(obj, s_pydantic_extra, (Py_INCREF(Py_None), Py_None)) < 0
+        || set_raw(obj, s_pydantic_private, (Py_INCREF(Py_None), Py_None)) < 0) {
+        Py_DECREF(obj);
+        return NULL;
+    }
+    return obj;
+}
+
+/* bare_models(cls, dicts) -> list
+ *
+ * construct(cls, d) (lorescan/_model.py) for each dict: an instance whose __dict__ is the dict
+ * itself and whose fields set is its keys; for trusted dicts holding every field of `cls` in
+ * order, on a model with no extra fields or private attributes. */
+PyObject *
+ls_bare_models(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *dicts, *out, *d, *m;
+    Py_ssize_t i, n;
+
+    (void)self;
+    if (nargs != 2 || !PyType_Check(args[0]) || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "bare_models(cls: type, dicts: list)");
+        return NULL;
+    }
+    dicts = args[1];
+    n = PyList_GET_SIZE(dicts);
+    out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        d = PyList_GET_ITEM(dicts, i);
+        if (!PyDict_CheckExact(d)) {
+            Py_DECREF(out);
+            PyErr_SetString(PyExc_TypeError, "bare_models: each item must be a dict");
+            return NULL;
+        }
+        Py_INCREF(d);
+        m = ls_bare_model((PyTypeObject *)args[0], d, PySet_New(d));
+        if (m == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, m);
+    }
+    return out;
+}
+
 /* The model for dict `d`: a new reference; NULL without an exception when a value is not of its
  * field's exact type (the caller validates it), NULL with one on error. */
 static PyObject *
 plain_model(PyObject *d, PyTypeObject *type, PyObject *names, const char *kinds, PyObject *defaults)
 {
     Py_ssize_t pos = 0, k, n = PyTuple_GET_SIZE(names);
-    PyObject *key, *value, *fields, *extra, *obj, *args;
+    PyObject *key, *value, *fields, *extra, *obj;
     PyObject *values[8] = {NULL};
 
     if (n > 8)
@@ -100,23 +175,11 @@ plain_model(PyObject *d, PyTypeObject *type, PyObject *names, const char *kinds,
             Py_DECREF(fields);
             goto error;
         }
-    args = PyTuple_New(0);
-    obj = args == NULL ? NULL : type->tp_new(type, args, NULL);
-    Py_XDECREF(args);
-    if (obj == NULL) {
-        Py_DECREF(fields);
+    obj = ls_bare_model(type, fields, PySet_New(d));
+    if (obj == NULL)
         goto error;
-    }
-    if (set_raw(obj, s_dict, fields) < 0) {
-        Py_DECREF(obj);
-        goto error;
-    }
-    if (set_raw(obj, s_pydantic_extra, extra) < 0      /* (each set_raw releases its value) */
-        || set_raw(obj, s_pydantic_fields_set, PySet_New(d)) < 0
-        || set_raw(obj, s_pydantic_private, (Py_INCREF(Py_None), Py_None)) < 0) {
-        Py_DECREF(obj);
-        return NULL;
-    }
+    if (set_raw(obj, s_pydantic_extra, extra) < 0)      /* (set_raw releases it) */
+        Py_CLEAR(obj);
     return obj;
 plain_not_or_error:
     if (PyErr_Occurred())

@@ -6,11 +6,12 @@
  *   order.c    a pass's candidates in scan order (PlaceGates.scan_order);
  *   budget.c   the budget step for a pass's common entries (spend_lines);
  *   records.c  the activation records (activation_records);
- *   buckets.c  the prompt's plain buckets (fill_plain), and what recursion scans (recursion_lines);
+ *   buckets.c  the prompt's buckets (fill_buckets), and what recursion scans (recursion_lines);
  *   hits.c     the needles an automaton finds in a piece of scan text (collect_hits);
  *   window.c   the scan window's messages, trimmed, and their hits (scan_window); the chat's
  *              messages that are not system messages (kept_indexes);
- *   messages.c chat messages made from plain dicts (plain_models);
+ *   messages.c chat messages made from plain dicts (plain_models); models from trusted dicts
+ *              (bare_models);
  *   attrs.c    slot attributes read at their offsets (ls_getattr, for the files above);
  *   json.c     a string as a JSON literal (json_string: the service's replies carry entry texts).
  *
@@ -22,7 +23,8 @@
 
 PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group, *s_update,
     *s_pass_index, *s_bucket, *s_prevent_recursion, *s_dict, *s_mes, *s_name, *s_strip, *s_is_system,
-    *s_pydantic_extra, *s_pydantic_fields_set, *s_pydantic_private;
+    *s_pydantic_extra, *s_pydantic_fields_set, *s_pydantic_private, *s_depth, *s_role, *s_entries, *s_position,
+    *s_before, *s_after;
 
 static PyMethodDef module_methods[] = {
     {"activation_records", (PyCFunction)(void (*)(void))ls_activation_records, METH_FASTCALL,
@@ -33,9 +35,10 @@ static PyMethodDef module_methods[] = {
      "group_names, group_fields, roll, substitute, failed, cut) -> int: the budget step of a pass for its common "
      "entries, from now[j]; "
      "the index of the first entry left to the caller."},
-    {"fill_plain", (PyCFunction)(void (*)(void))ls_fill_plain, METH_FASTCALL,
-     "fill_plain(entries, contents, plain, rest) -> None: each entry's text appended to its plain bucket "
-     "(positions 0-3), the other entries to `rest` as (entry, text) pairs, in order; empty texts dropped."},
+    {"fill_buckets", (PyCFunction)(void (*)(void))ls_fill_buckets, METH_FASTCALL,
+     "fill_buckets(entries, contents, plain, em, example, depth, groups, rest) -> None: each entry's text in its "
+     "bucket (plain positions 0-3, example messages, at-depth groups of int depth and role), the other entries "
+     "to `rest` as (entry, text) pairs, in order; empty texts dropped."},
     {"recursion_lines", (PyCFunction)(void (*)(void))ls_recursion_lines, METH_FASTCALL,
      "recursion_lines(now, failed, contents) -> (entries, lines): the entries whose content recursion scans "
      "(not failed, not preventing recursion), in order, and their texts."},
@@ -51,6 +54,8 @@ static PyMethodDef module_methods[] = {
     {"plain_models", (PyCFunction)(void (*)(void))ls_plain_models, METH_FASTCALL,
      "plain_models(items, cls, names, kinds, defaults, validate) -> list: each item as a `cls` instance: made "
      "directly from a dict whose field values have exactly their kinds (b's' str, b'b' bool), else validate(item)."},
+    {"bare_models", (PyCFunction)(void (*)(void))ls_bare_models, METH_FASTCALL,
+     "bare_models(cls, dicts) -> list: construct(cls, d) for each trusted dict (its __dict__ the dict itself)."},
     {"json_string", (PyCFunction)ls_json_string, METH_O,
      "json_string(text) -> str: text as a JSON string literal, everything beyond ASCII escaped "
      "(what json.encoder.encode_basestring_ascii gives)."},
@@ -91,6 +96,12 @@ PyInit__native(void)
     INTERN(s_pydantic_extra, "__pydantic_extra__");
     INTERN(s_pydantic_fields_set, "__pydantic_fields_set__");
     INTERN(s_pydantic_private, "__pydantic_private__");
+    INTERN(s_depth, "depth");
+    INTERN(s_role, "role");
+    INTERN(s_entries, "entries");
+    INTERN(s_position, "position");
+    INTERN(s_before, "before");
+    INTERN(s_after, "after");
 #undef INTERN
     m = PyModule_Create(&native_module);
     if (m == NULL)

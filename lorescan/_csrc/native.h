@@ -40,7 +40,8 @@ extern PyTypeObject ls_PlaceGatesType;
 /* attribute names, interned once (module.c) */
 extern PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group,
     *s_update, *s_pass_index, *s_bucket, *s_prevent_recursion, *s_dict, *s_mes, *s_name, *s_strip, *s_is_system,
-    *s_pydantic_extra, *s_pydantic_fields_set, *s_pydantic_private;
+    *s_pydantic_extra, *s_pydantic_fields_set, *s_pydantic_private, *s_depth, *s_role, *s_entries, *s_position,
+    *s_before, *s_after;
 
 /* attrs.c */
 PyObject *ls_getattr(PyObject *obj, PyObject *name);
@@ -55,7 +56,7 @@ int ls_as_ll(PyObject *v, long long *out);
 int ls_attr_true(PyObject *ce, PyObject *name);
 PyObject *ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* buckets.c */
-PyObject *ls_fill_plain(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *ls_fill_buckets(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_recursion_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* hits.c */
 PyObject *ls_collect_hits(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
@@ -64,6 +65,8 @@ PyObject *ls_scan_window(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 PyObject *ls_kept_indexes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* messages.c */
 PyObject *ls_plain_models(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *ls_bare_models(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *ls_bare_model(PyTypeObject *type, PyObject *fields, PyObject *fields_set);
 /* records.c */
 PyObject *ls_activation_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
