@@ -173,6 +173,9 @@ class KeyIndex:
         self.secondary.add(gids, mode, cache)
         # Each needle lists its entries (an entry may be listed twice: candidates are sets).
         lists, always = needles.entries, self.always
+        if native is not None:  # the same loop in C
+            native.list_entries(items, owners, lists, always, SKIP)
+            return
         for nid, g in zip(items, owners):
             if type(nid) is int:
                 lists[nid].append(g)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from pydantic_core import PydanticCustomError
 
 from ._construct import build, dump
+from ._js import js_round, js_string, object_key_order
 
 Scalar = bool | int | float | str | None
 
@@ -257,7 +258,6 @@ class Lorebook(BaseModel):
 
     def scan_order(self) -> list[Entry]:
         """Entries in SillyTavern's reading order: ``Object.keys`` order of the entry keys."""
-        from ._js import js_string, object_key_order
 
         keys = self.entry_keys
         if keys is None or len(keys) != len(self.entries):
@@ -321,8 +321,6 @@ class Settings(BaseModel):
 
     def budget_tokens(self) -> int:
         """The budget in tokens: ``Math.round(budget% * max_context / 100) || 1``, then the cap."""
-        from ._js import js_round
-
         budget = js_round(self.world_info_budget * self.max_context / 100) or 1
         if self.world_info_budget_cap > 0 and budget > self.world_info_budget_cap:
             budget = self.world_info_budget_cap

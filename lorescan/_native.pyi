@@ -36,6 +36,9 @@ def kept_indexes(chat: list[Any], start: int, stop: int, message_type: type, /) 
 def collect_hits(matches: Iterator[tuple[int, int | tuple[int, ...]]], text: str, found: set[int], word: list[bool],
                  length: list[int], base: int, /) -> None: ...
 
+def list_entries(items: list[Any], owners: list[int], lists: list[list[int]], always: list[int], skip: int,
+                 /) -> None: ...
+
 class PlaceGates:
     def __init__(self, size: int, pos: list[int], lists: list[list[int]]) -> None: ...
     def scan_order(self, adds: tuple[Iterable[int], ...], hits: Iterable[int], removes: tuple[Iterable[int], ...],

@@ -612,3 +612,49 @@ def test_a_message_class_with_more_than_plain_fields_has_no_plain_plan() -> None
 
     assert [plain_plan(c) for c in (Short, Aliased, Checked, Stripped)] == [None, None, None, None]
     assert plain_plan(ChatMessage) == (("name", "is_user", "is_system", "mes"), b"sbbs", ("", False, False, ""))
+
+
+# -- each needle's entries (list_entries) -----------------------------------------------------------
+
+_RAW_KEYS = st.sampled_from(["sword", "Sword", "old oak", "/dr[a-z]gon/i", "/x|y/", "/^\\s*$/", " ", "", "\x01",
+                             "{{user}}", "<BOT>'s", "ash", "Ash tree", "/ash/", "k" * 1_200])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.lists(_RAW_KEYS, max_size=4), st.lists(_RAW_KEYS, max_size=3),
+                          st.none() | st.booleans(), st.none() | st.booleans()), min_size=1, max_size=12))
+def test_the_c_listing_agrees_with_the_python_listing(drawn) -> None:
+    """Every needle's entries and the entries searched on every pass, built in C and in Python,
+    with entries of their own case and word modes (a group per mode)."""
+    from lorescan._compile import compile_books
+    from lorescan._model import Lorebook
+
+    book = Lorebook.from_entries("b", [{"uid": i, "key": k, "keysecondary": s, "caseSensitive": cs,
+                                        "matchWholeWords": ww, "content": "c"}
+                                       for i, (k, s, cs, ww) in enumerate(drawn)])
+    entries = compile_books([book])[0][1]
+
+    def listed() -> tuple:
+        index = _index.KeyIndex(entries, False, True)
+        return index.needles.entries, index.always, [m[0].gid for m in index.macro]
+
+    in_c = listed()
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(_index, "native", None)
+        assert listed() == in_c
+
+
+def test_list_entries_refuses_what_it_cannot_list() -> None:
+    from lorescan._keys import SKIP, Key
+
+    with pytest.raises(TypeError):
+        native.list_entries([1], [], [[]], [], SKIP)
+    with pytest.raises(IndexError):
+        native.list_entries([3], [0], [[]], [], SKIP)
+    with pytest.raises(TypeError):
+        native.list_entries([0], [0], [()], [], SKIP)
+    lists: list[list[int]] = [[], [], []]
+    always: list[int] = []
+    native.list_entries([2, Key(1, "a", nids=(0, 1)), Key(3, "/x/"), Key(3, "/y/"), Key(SKIP, ""), 0],
+                        [7, 8, 8, 8, 9, 9], lists, always, SKIP)
+    assert lists == [[8, 9], [8], [7]] and always == [8]

@@ -13,6 +13,7 @@
  *   messages.c chat messages made from plain dicts (plain_models); models from trusted dicts
  *              (bare_models);
  *   attrs.c    slot attributes read at their offsets (ls_getattr, for the files above);
+ *   listing.c  each needle's entries, listed while a key index is built (list_entries);
  *   json.c     a string as a JSON literal (json_string: the service's replies carry entry texts).
  *
  * The Python engine stays the reference: each file names the Python code it must agree with, and
@@ -24,7 +25,7 @@
 PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group, *s_update,
     *s_pass_index, *s_bucket, *s_prevent_recursion, *s_dict, *s_mes, *s_name, *s_strip, *s_is_system,
     *s_pydantic_extra, *s_pydantic_fields_set, *s_pydantic_private, *s_depth, *s_role, *s_entries, *s_position,
-    *s_before, *s_after;
+    *s_before, *s_after, *s_nids, *s_kind;
 
 static PyMethodDef module_methods[] = {
     {"activation_records", (PyCFunction)(void (*)(void))ls_activation_records, METH_FASTCALL,
@@ -56,6 +57,9 @@ static PyMethodDef module_methods[] = {
      "directly from a dict whose field values have exactly their kinds (b's' str, b'b' bool), else validate(item)."},
     {"bare_models", (PyCFunction)(void (*)(void))ls_bare_models, METH_FASTCALL,
      "bare_models(cls, dicts) -> list: construct(cls, d) for each trusted dict (its __dict__ the dict itself)."},
+    {"list_entries", (PyCFunction)(void (*)(void))ls_list_entries, METH_FASTCALL,
+     "list_entries(items, owners, lists, always, skip) -> None: each owner's gid listed under its prepared key's "
+     "needles (an int: lists[id]; a Key: its nids, else `always` unless its kind is `skip`)."},
     {"json_string", (PyCFunction)ls_json_string, METH_O,
      "json_string(text) -> str: text as a JSON string literal, everything beyond ASCII escaped "
      "(what json.encoder.encode_basestring_ascii gives)."},
@@ -102,6 +106,8 @@ PyInit__native(void)
     INTERN(s_position, "position");
     INTERN(s_before, "before");
     INTERN(s_after, "after");
+    INTERN(s_nids, "nids");
+    INTERN(s_kind, "kind");
 #undef INTERN
     m = PyModule_Create(&native_module);
     if (m == NULL)
