@@ -172,23 +172,29 @@ class KeyIndex:
         self.primary.add(gids, mode, cache)
         self.secondary.add(gids, mode, cache)
         # Each needle lists its entries (an entry may be listed twice: candidates are sets).
-        lists, always = needles.entries, self.always
-        if native is not None:  # the same loop in C
-            native.list_entries(items, owners, lists, always, SKIP)
-            return
-        for nid, g in zip(items, owners):
-            if type(nid) is int:
-                lists[nid].append(g)
-            elif nid.nids:  # type: ignore[union-attr]
-                for n in nid.nids:  # type: ignore[union-attr]
-                    lists[n].append(g)
-            elif nid.kind != SKIP and (not always or always[-1] != g):  # type: ignore[union-attr]
-                always.append(g)   # a key with no needle (regex without literal, blank, "\x01"): every pass
+        (native.list_entries if native is not None else _list_entries)(items, owners, needles.entries,
+                                                                        self.always, SKIP)
 
     def bind(self, env: MacroEnv) -> BoundIndex:
         """This index with macro keys substituted for ``env`` (the caller keeps it per names: a
         cache here would make a reference cycle, and a dropped book would wait for the collector)."""
         return (UnicodeBoundIndex if self.word_rule == UNICODE else BoundIndex)(self, env)
+
+
+def _list_entries(items: list[KeyItem], owners: list[int], lists: list[list[int]], always: list[int],
+                  skip: int) -> None:
+    """Each owner's gid listed under its prepared key's needles: an int is a needle id; a Key is
+    listed under its prefilter needles, or, with none and not of kind ``skip``, its entry is
+    searched on every pass (``always``: a regex without a literal, a blank key, ``"\x01"``).
+    ``list_entries`` in ``_csrc/listing.c`` does the same."""
+    for nid, g in zip(items, owners):
+        if type(nid) is int:
+            lists[nid].append(g)
+        elif nid.nids:  # type: ignore[union-attr]
+            for n in nid.nids:  # type: ignore[union-attr]
+                lists[n].append(g)
+        elif nid.kind != skip and (not always or always[-1] != g):  # type: ignore[union-attr]
+            always.append(g)
 
 
 class _LazyKeys:
