@@ -30,7 +30,7 @@ from ._mode import Mode, mode_for, with_options
 from ._model import GENERATION_TYPES, Activation, ActivationResult, Character, ChatMessage, Lorebook, Settings
 from ._plan import Plan, card_books_first, plan_books
 from ._request import ActivationRequest
-from ._scan import ScanBuffer, ScanMessages
+from ._scan import Candidates, ScanBuffer, ScanMessages
 from ._select import (
     INITIAL,
     MIN_ACTIVATIONS,
@@ -275,7 +275,7 @@ class _Evaluation:
         st.recursion_level = levels.pop(0) if levels else 0.0
         state = INITIAL
         count = 0
-        static: set[int] | None = None
+        static: Candidates | None = None
         while state:
             if s.world_info_max_recursion_steps and s.world_info_max_recursion_steps <= count:
                 if tr is not None:

@@ -14,7 +14,7 @@ and the rare plain keys that contain ``"\\x01"``, are run on the exact per-entry
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from itertools import compress
 from operator import attrgetter, not_
 from typing import Any, cast
@@ -304,16 +304,36 @@ class ScanBuffer:
                 return True
         return False
 
-    def candidates(self, gids: Iterable[int]) -> set[int]:
-        """Entries with a primary needle that occurs anywhere in the scanned pieces."""
-        found: set[int] = set(gids)
-        ne = self.index.needle_entries
-        found.update(*map(ne, self.message_hits(MAX_SCAN_DEPTH)))
-        found.update(*map(ne, self.inject_hits))
-        found.update(*map(ne, self.recursion_hits))
-        for hs in self.field_hits.values():
-            found.update(*map(ne, hs))
-        return found
+    def candidates(self, gids: Iterable[int]) -> Candidates:
+        """Entries with a primary needle that occurs anywhere in the scanned pieces, and ``gids``."""
+        needles = (self.message_hits(MAX_SCAN_DEPTH), self.inject_hits, frozenset(self.recursion_hits),
+                   *self.field_hits.values())
+        return Candidates(gids, needles, self.index.needle_entries)
+
+
+class Candidates:
+    """A pass's candidates before recursion: the entries ``gids``, and those listed under the
+    needles in ``needles`` (sets of needle ids), expanded only when :attr:`entries` is read (the C
+    extension's ``scan_order`` reads the needles' lists itself)."""
+
+    __slots__ = ("gids", "needles", "_listed", "_entries")
+
+    def __init__(self, gids: Iterable[int], needles: tuple[Collection[int], ...],
+                 listed: Callable[[int], Sequence[int]]) -> None:
+        self.gids = gids
+        self.needles = needles
+        self._listed = listed
+        self._entries: set[int] | None = None
+
+    @property
+    def entries(self) -> set[int]:
+        """Every candidate's gid."""
+        if self._entries is None:
+            found: set[int] = set(self.gids)
+            for hs in self.needles:
+                found.update(*map(self._listed, hs))
+            self._entries = found
+        return self._entries
 
 
 _IS_SYSTEM = attrgetter("is_system")

@@ -10,6 +10,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from functools import reduce
+from itertools import chain
 from operator import attrgetter
 from typing import TYPE_CHECKING, cast
 
@@ -19,7 +20,7 @@ from ._index import CONSTANT, NEVER, UNBUILT, PlainEntry
 from ._keys import Key, KeyItem, match_key_text
 from ._mode import Mode
 from ._model import ForcedActivation, SelectiveLogic
-from ._scan import ScanBuffer
+from ._scan import Candidates, ScanBuffer
 from ._state import EvalState
 from ._tally import Tally
 
@@ -66,7 +67,7 @@ def forced_entries(refs: Sequence[ForcedActivation], by_key: Callable[[], dict[s
     return forced, as_given
 
 
-def pass_order(st: EvalState, static: AbstractSet[int], done: AbstractSet[int],
+def pass_order(st: EvalState, static: Candidates, done: AbstractSet[int],
                failed: AbstractSet[int]) -> Iterable[int]:
     """Places in scan order of a pass's candidates: entries with a needle visible in the scan text
     (``static``, and those found in recursion text), constants, sticky and forced entries, less
@@ -79,10 +80,12 @@ def pass_order(st: EvalState, static: AbstractSet[int], done: AbstractSet[int],
     if tr is not None and tr.focus is None and tally is None:
         return range(len(st.plan.entries))
     gates = st.index.place_tables(st.plan, len(st.plan.entries)).gates if tr is None else None
-    if gates is not None:       # the same in C, as packed places
-        adds = (static, st.plan.constants, timed.sticky, forced)
+    if gates is not None:       # the same in C, as packed places (it lists the needles' entries)
+        adds = (static.gids, st.plan.constants, timed.sticky, forced)
+        hits = chain(*static.needles, st.buffer.recursion_hits)
         if tally is not None and (timed.delay or timed.cooldown):
-            reached = memoryview(gates.scan_order(adds, st.buffer.recursion_hits, (done,))).cast("i")
+            reached = memoryview(gates.scan_order(adds, hits, (done,))).cast("i")
+            hits = chain(*static.needles, st.buffer.recursion_hits)
             _tally_timed(st, set(reached), tally)
         removes: list[AbstractSet[int]] = [done]
         if failed:
@@ -91,8 +94,8 @@ def pass_order(st: EvalState, static: AbstractSet[int], done: AbstractSet[int],
             removes.append(timed.delay)
         if timed.cooldown:
             removes.append(timed.cooldown - timed.sticky)
-        return memoryview(gates.scan_order(adds, st.buffer.recursion_hits, tuple(removes))).cast("i")
-    gids = set(static)
+        return memoryview(gates.scan_order(adds, hits, tuple(removes))).cast("i")
+    gids = set(static.entries)
     gids.update(st.plan.constants)
     gids.update(timed.sticky)
     gids.update(forced)
