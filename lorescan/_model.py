@@ -258,7 +258,6 @@ class Lorebook(BaseModel):
 
     def scan_order(self) -> list[Entry]:
         """Entries in SillyTavern's reading order: ``Object.keys`` order of the entry keys."""
-
         keys = self.entry_keys
         if keys is None or len(keys) != len(self.entries):
             uids = list(map(_UID, self.entries))
