@@ -278,8 +278,10 @@ _PLACES = st.none() | st.integers(0, 2) | st.sampled_from([2**53, 2**53 + 1, -(2
 def test_the_c_buckets_agree_with_the_python_buckets(fields, data, outlets) -> None:
     from lorescan._emit import _Buckets, _depth_groups
 
-    entries = [_Placed(g, *f) for g, f in enumerate(fields)]
+    # each text its own (numbered), so that an order that differs shows
+    entries = [_Placed(g, f[0] and f"{f[0]}{g}", *f[1:]) for g, f in enumerate(fields)]
     content = {g: data.draw(st.sampled_from(["", "sub", "y"])) for g in data.draw(st.sets(st.integers(0, 12)))}
+    content = {g: text and f"{text}{g}" for g, text in content.items()}
 
     def filled() -> tuple:
         b = _Buckets(outlets)
