@@ -78,10 +78,9 @@ def run_on_dask(spec: BatchSpec, ts: list, workers: int) -> tuple[Any, float, li
     """A run on a fresh LocalCluster of ``workers`` single-threaded worker processes."""
     import distributed
 
-    from lorescan._batch.dask_run import run_dask
+    from lorescan._batch.dask_run import local_cluster, run_dask
 
-    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  host="127.0.0.1", silence_logs=40) as cluster, distributed.Client(cluster) as client:
+    with local_cluster(workers) as cluster, distributed.Client(cluster) as client:
         start = time.perf_counter()
         before = client.run(_self_proc)
         agg = run_dask(spec, ts, client)

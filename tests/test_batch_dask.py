@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from lorescan._batch import BatchSpec, report, run_batch, tasks
-from lorescan._batch.dask_run import run_dask
+from lorescan._batch.dask_run import local_cluster, run_dask
 from lorescan._cli.main import main
 from lorescan._model import Settings
 
@@ -23,11 +23,23 @@ distributed = pytest.importorskip("distributed")
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                       host="127.0.0.1", silence_logs=40)
+    cluster = local_cluster(2)
     with distributed.Client(cluster) as c:
         yield c
     cluster.close()
+
+
+def test_the_local_cluster_listens_on_loopback_only_and_never_on_dasks_8787(client) -> None:
+    """Every address the cluster's scheduler and workers listen on (their RPC and HTTP servers) is
+    on 127.0.0.1, and the scheduler's HTTP server takes a free port rather than 8787, where a user's
+    own dashboard may be."""
+    info = client.scheduler_info()
+    http = client.cluster.scheduler.http_server
+    assert (http.address, http.port != 8787) == ("127.0.0.1", True)
+    assert client.scheduler.address.startswith("tcp://127.0.0.1:")
+    assert len(info["workers"]) == 2 and all(w.startswith("tcp://127.0.0.1:") for w in info["workers"])
+    hosts = client.run(lambda dask_worker: (dask_worker.ip, dask_worker.http_server.address))
+    assert set(hosts.values()) == {("127.0.0.1", "127.0.0.1")}
 
 
 def _spec(paths: dict[str, Path], seed: int = 5) -> BatchSpec:

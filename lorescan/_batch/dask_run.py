@@ -36,15 +36,22 @@ def distributed_module() -> Any:
     return distributed
 
 
+def local_cluster(workers: int) -> Any:
+    """A ``LocalCluster`` of ``workers`` single-threaded worker processes on loopback, with no
+    dashboard; the scheduler's own HTTP server (health and metrics routes) listens on a free
+    loopback port instead of Dask's 8787, so it never meets a dashboard the user already runs."""
+    return distributed_module().LocalCluster(
+        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1",
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}, silence_logs=40)
+
+
 @contextmanager
 def dask_client(address: str, workers: int | None = None) -> Iterator[Any]:
     """A client of the cluster at ``address``, or of a new ``LocalCluster`` (one single-threaded
     worker process per core, or ``workers``) for ``address == "local"``, closed afterwards."""
     distributed = distributed_module()
     if address == "local":
-        cluster = distributed.LocalCluster(n_workers=workers or default_jobs(), threads_per_worker=1,
-                                           processes=True, dashboard_address=None, host="127.0.0.1",
-                                           silence_logs=40)
+        cluster = local_cluster(workers or default_jobs())
         try:
             with distributed.Client(cluster) as client:
                 yield client
