@@ -31,6 +31,14 @@ def _strict_key(value: Any) -> Any:
     return object()   # an object: === only to itself, and each entry has its own
 
 
+def _js_scalar(value: Any) -> Any:
+    """A JSON scalar as JavaScript holds it: an integer beyond 2**53 is the double nearest it (as
+    ``JSON.parse`` reads it); anything else as it is."""
+    if type(value) is int and not -_EXACT <= value <= _EXACT:
+        return _js.int_to_number(value)
+    return value
+
+
 #: Every activation's ``model_fields_set`` (all of its fields): one set shared by all of them, as
 #: a hundred activations are kept per evaluation (a set of its own would be more than half of an
 #: activation's memory); an activation is immutable, and pydantic copies the set for ``model_copy``.
@@ -142,7 +150,7 @@ class _Buckets:
         if group is not None:
             group["entries"].append(text)
         else:   # SillyTavern keeps the entry's own depth, which may be unset (no later entry matches it)
-            group = {"depth": ce.depth, "role": want_role, "entries": [text]}
+            group = {"depth": _js_scalar(ce.depth), "role": _js_scalar(want_role), "entries": [text]}
             self.depth.append(group)
             self.groups.setdefault((_strict_key(ce.depth), _strict_key(want_role)), group)
 

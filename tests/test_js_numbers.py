@@ -95,3 +95,20 @@ def test_entry_hash_is_sillytaverns(entry: str, expected: int) -> None:
 
 def test_cyrb53_counts_code_units() -> None:
     assert cyrb53("a\ud800") != cyrb53("a") and cyrb53("\U0001f600") == cyrb53("\ud83d\ude00")
+
+
+def test_an_at_depth_group_holds_its_depth_and_role_as_javascript_numbers() -> None:
+    """SillyTavern's group keeps the entry's depth and role as ``JSON.parse`` read them: an integer
+    beyond 2**53 is the nearest double (2**53 + 1 reads as 2**53, 2**53 + 3 as 2**53 + 4), so two
+    entries whose depths read alike share a group. What Node printed for this scenario under
+    SillyTavern 1.12.6's own code."""
+    from lorescan import run_scenario
+
+    entries = [{"uid": 0, "key": ["alpha"], "content": "a", "position": 4, "depth": 2**53 + 1, "role": 2**53 + 3},
+               {"uid": 1, "key": ["alpha"], "content": "b", "position": 4, "depth": 2**53, "role": 2**53 + 4},
+               {"uid": 2, "key": ["alpha"], "content": "c", "position": 4, "depth": -(2**53) - 1}]
+    got = run_scenario({"entries": entries, "chat": [{"name": "U", "is_user": True, "mes": "alpha"}],
+                        "settings": {"world_info_depth": 2}}, version="1.12")
+    assert got["depth"] == [{"depth": 9007199254740992, "role": 9007199254740996, "entries": ["b", "a"]},
+                            {"depth": -9007199254740992, "role": 0, "entries": ["c"]}]
+    assert json.dumps(got["depth"][0]["role"]) == "9007199254740996.0" and got["depth"][1]["role"] == 0
