@@ -7,6 +7,7 @@ SillyTavern's own output field by field. A traced result adds its events under `
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ._model import ActivationResult, DepthGroup, ExampleEntry
@@ -35,8 +36,11 @@ def result_json(result: ActivationResult, *, outlets: bool = True, trace: bool =
 
 def _dumped(model: ExampleEntry | DepthGroup) -> dict[str, Any]:
     """``model.model_dump()`` for an example entry or a depth group, whose fields hold only scalars
-    and a list of strings: the fields in order, the list copied (a test pins the two equal)."""
-    return {name: list(value) if type(value) is list else value for name, value in model.__dict__.items()}
+    and a list of strings: the fields in order, the list copied (a test pins the two equal); a
+    depth or role that is not a finite number (an integer literal beyond the largest double is
+    Infinity in JavaScript) as ``JSON.stringify`` writes it: null."""
+    return {name: list(value) if type(value) is list else None if type(value) is float and not math.isfinite(value)
+            else value for name, value in model.__dict__.items()}
 
 
 def turns_json(results: list[ActivationResult], *, outlets: bool = True) -> dict[str, Any]:
