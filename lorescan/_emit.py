@@ -21,7 +21,7 @@ def _strict_key(value: Any) -> Any:
     """A key equal for two JSON scalars exactly when JavaScript's ``===`` holds between them
     (numbers by value, other types by type and value; NaN equals nothing, not even itself)."""
     if type(value) is int:    # JavaScript holds it as a double: beyond 2**53, the nearest one
-        return value if -_EXACT <= value <= _EXACT else _js.int_to_number(value)
+        return _js_scalar(value)
     if type(value) is float:
         return value if value == value else object()
     if isinstance(value, (int, float)) and not isinstance(value, bool):
