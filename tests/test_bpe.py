@@ -1,4 +1,4 @@
-"""cl100k counts of ASCII texts in Python equal tiktoken's."""
+"""cl100k counts of ASCII texts in Python equal tiktoken's (the C counter's: ``test_bpe_native.py``)."""
 
 from __future__ import annotations
 
@@ -60,6 +60,7 @@ def test_counter_counts_the_same_before_and_after_tiktoken_is_built(enc, monkeyp
     texts = ["The tide-bell hangs under the harbour.", "naïve café — 東京", "x" * 50, " leading space\n"]
     expected = [_tiktoken(enc, t) for t in texts]
     calls: list[str] = []
+    monkeypatch.setattr(_tokens, "_native_table", lambda: None)     # the path without the C extension
     monkeypatch.setattr(_tokens, "_PYTHON_CHARS", [10_000])
     monkeypatch.setattr(_tokens._encoding, "cache_info", lambda: type("Info", (), {"currsize": 0})())
     import lorescan._bpe as bpe

@@ -14,7 +14,8 @@
  *              (bare_models);
  *   attrs.c    slot attributes read at their offsets (ls_getattr, for the files above);
  *   listing.c  each needle's entries, listed while a key index is built (list_entries);
- *   json.c     a string as a JSON literal (json_string: the service's replies carry entry texts).
+ *   json.c     a string as a JSON literal (json_string: the service's replies carry entry texts);
+ *   bpe.c      cl100k token counts over lorescan's cached rank table (bpe_table, count_bpe).
  *
  * The Python engine stays the reference: each file names the Python code it must agree with, and
  * the tests compare the two. Built when a C compiler is there (setup.py marks it optional);
@@ -63,6 +64,12 @@ static PyMethodDef module_methods[] = {
     {"json_string", (PyCFunction)ls_json_string, METH_O,
      "json_string(text) -> str: text as a JSON string literal, everything beyond ASCII escaped "
      "(what json.encoder.encode_basestring_ascii gives)."},
+    {"bpe_table", (PyCFunction)(void (*)(void))ls_bpe_table, METH_FASTCALL,
+     "bpe_table(blob, starts) -> capsule: the cl100k rank table for count_bpe (token r is "
+     "blob[starts[r]:starts[r + 1]], starts an array('I'))."},
+    {"count_bpe", (PyCFunction)(void (*)(void))ls_count_bpe, METH_FASTCALL,
+     "count_bpe(table, text) -> int: the cl100k tokens of text (tiktoken's count), or -1 when text has a "
+     "character unassigned in Unicode 14.0 or a surrogate."},
     {"bitmap", (PyCFunction)ls_bitmap, METH_O,
      "bitmap(ids) -> bytes: bit n set for each needle id n in the set."},
     {NULL, NULL, 0, NULL},

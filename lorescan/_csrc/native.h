@@ -69,6 +69,9 @@ PyObject *ls_bare_models(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 PyObject *ls_bare_model(PyTypeObject *type, PyObject *fields, PyObject *fields_set);
 /* listing.c */
 PyObject *ls_list_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* bpe.c */
+PyObject *ls_bpe_table(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *ls_count_bpe(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* records.c */
 PyObject *ls_activation_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
