@@ -62,6 +62,19 @@ def test_fuzzed_texts_count_as_tiktoken(enc, table, parts: list[str]) -> None:  
     assert native.count_bpe(table, text) == _tiktoken(enc, text)
 
 
+@settings(max_examples=600, deadline=None)
+@given(st.sampled_from(["ab", "abcé", "eé日", " ", " \n", "!?.", "xyz0", "ſs'"]), st.integers(0, 600), st.randoms())
+def test_long_pieces_count_as_tiktoken(enc, table, alphabet: str, length: int, rng) -> None:  # type: ignore[no-untyped-def]
+    """Pieces beyond 64 bytes are merged through a heap, shorter ones by scanning: the same merges."""
+    text = "".join(rng.choice(alphabet) for _ in range(length))
+    assert native.count_bpe(table, text) == _tiktoken(enc, text)
+
+
+def test_very_long_runs_count_as_tiktoken(enc, table) -> None:  # type: ignore[no-untyped-def]
+    for text in ("a" * 50_000, "ab" * 20_000, " " * 30_000, "é" * 20_000, "!" * 30_000, "1" * 30_000):
+        assert native.count_bpe(table, text) == _tiktoken(enc, text)
+
+
 def test_every_known_character_counts_as_tiktoken(enc, table) -> None:  # type: ignore[no-untyped-def]
     """Each character assigned in Unicode 14.0 beside letters, digits, spaces and apostrophes
     (``tools/unicode_classes.py`` says why 14.0); the others are left to tiktoken."""

@@ -153,23 +153,98 @@ static uint8_t class_of(Py_UCS4 c)
     return (lo > 0 && c <= ls_u14_last[lo - 1]) ? ls_u14_class[lo - 1] : C_OTHER;
 }
 
+static void heap_push(uint64_t *heap, Py_ssize_t *size, uint64_t key)
+{
+    Py_ssize_t i = (*size)++;
+    while (i > 0) {
+        Py_ssize_t up = (i - 1) >> 1;
+        if (heap[up] <= key)
+            break;
+        heap[i] = heap[up];
+        i = up;
+    }
+    heap[i] = key;
+}
+
+static uint64_t heap_pop(uint64_t *heap, Py_ssize_t *size)
+{
+    uint64_t top = heap[0], last = heap[--(*size)];
+    Py_ssize_t i = 0, n = *size;
+    for (;;) {
+        Py_ssize_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && heap[c + 1] < heap[c])
+            c++;
+        if (heap[c] >= last)
+            break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    if (n > 0)
+        heap[i] = last;
+    return top;
+}
+
+/* merged_parts for a long piece: the same merges in the same order, the next one taken from a heap
+ * of (rank, start) over the parts linked in a list, so a long run of letters or spaces costs
+ * n log n, not n squared (as tiktoken's own counts do). A part is named by the offset it starts at;
+ * rank[k] is the rank of part k joined with the part after it. */
+static Py_ssize_t merged_parts_long(const BpeTable *t, const unsigned char *p, Py_ssize_t len)
+{
+    uint32_t *next = PyMem_Malloc((size_t)len * sizeof(uint32_t));
+    uint32_t *prev = PyMem_Malloc((size_t)len * sizeof(uint32_t));
+    uint32_t *rank = PyMem_Malloc((size_t)len * sizeof(uint32_t));
+    uint64_t *heap = PyMem_Malloc((size_t)len * 3 * sizeof(uint64_t));
+    Py_ssize_t parts = len, size = 0;
+    if (next == NULL || prev == NULL || rank == NULL || heap == NULL) {
+        PyErr_NoMemory();
+        parts = -1;
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < len; k++) {
+        next[k] = (uint32_t)(k + 1);
+        prev[k] = (uint32_t)(k - 1);       /* UINT32_MAX for the first */
+        rank[k] = k + 1 < len ? rank_of(t, p + k, 2) : NO_RANK;
+        if (rank[k] != NO_RANK)
+            heap_push(heap, &size, ((uint64_t)rank[k] << 32) | (uint64_t)k);
+    }
+    while (size > 0) {
+        uint64_t key = heap_pop(heap, &size);
+        uint32_t k = (uint32_t)(key & 0xFFFFFFFFu), r = (uint32_t)(key >> 32);
+        if (rank[k] != r)                  /* a stale entry (merged away parts have NO_RANK) */
+            continue;
+        uint32_t gone = next[k], after = next[gone];
+        rank[gone] = NO_RANK;
+        next[k] = after;
+        if (after < len)
+            prev[after] = k;
+        parts--;
+        rank[k] = after < len ? rank_of(t, p + k, (Py_ssize_t)next[after] - k) : NO_RANK;
+        if (rank[k] != NO_RANK)
+            heap_push(heap, &size, ((uint64_t)rank[k] << 32) | (uint64_t)k);
+        if (prev[k] != UINT32_MAX) {
+            uint32_t h = prev[k];
+            rank[h] = rank_of(t, p + h, (Py_ssize_t)after - h);
+            if (rank[h] != NO_RANK)
+                heap_push(heap, &size, ((uint64_t)rank[h] << 32) | (uint64_t)h);
+        }
+    }
+done:
+    PyMem_Free(next);
+    PyMem_Free(prev);
+    PyMem_Free(rank);
+    PyMem_Free(heap);
+    return parts;
+}
+
 /* How many tokens byte_pair_merge leaves of a piece of two or more bytes not in the table. */
 static Py_ssize_t merged_parts(const BpeTable *t, const unsigned char *p, Py_ssize_t len)
 {
-    Py_ssize_t small_bounds[65];
-    uint32_t small_pairs[64];
-    Py_ssize_t *bounds = small_bounds;
-    uint32_t *pair = small_pairs;
-    if (len > 64) {
-        bounds = PyMem_Malloc((size_t)(len + 1) * sizeof(Py_ssize_t));
-        pair = PyMem_Malloc((size_t)len * sizeof(uint32_t));
-        if (bounds == NULL || pair == NULL) {
-            PyMem_Free(bounds == small_bounds ? NULL : bounds);
-            PyMem_Free(pair == small_pairs ? NULL : pair);
-            PyErr_NoMemory();
-            return -1;
-        }
-    }
+    Py_ssize_t bounds[65];
+    uint32_t pair[64];
+    if (len > 64)
+        return merged_parts_long(t, p, len);
     Py_ssize_t parts = len;      /* parts; bounds[0..parts], pair[0..parts-2] */
     for (Py_ssize_t i = 0; i <= len; i++)
         bounds[i] = i;
@@ -194,10 +269,6 @@ static Py_ssize_t merged_parts(const BpeTable *t, const unsigned char *p, Py_ssi
             pair[at - 1] = rank_of(t, p + bounds[at - 1], bounds[at + 1] - bounds[at - 1]);
         if (at + 1 < parts)
             pair[at] = rank_of(t, p + bounds[at], bounds[at + 2] - bounds[at]);
-    }
-    if (bounds != small_bounds) {
-        PyMem_Free(bounds);
-        PyMem_Free(pair);
     }
     return parts;
 }
