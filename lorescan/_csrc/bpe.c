@@ -362,6 +362,8 @@ PyObject *ls_count_bpe(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     if (n == 0)
         return PyLong_FromLong(0);
+    if (n > (Py_ssize_t)(UINT32_MAX / 4))    /* offsets are 32-bit: a text of a billion characters and more */
+        return PyLong_FromLong(-1);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     int ascii = PyUnicode_IS_ASCII(text);
@@ -378,7 +380,7 @@ PyObject *ls_count_bpe(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     } else {
         utf8 = PyMem_Malloc((size_t)n * 4);
         off = PyMem_Malloc((size_t)(n + 1) * sizeof(uint32_t));
-        if (utf8 == NULL || off == NULL || n > (Py_ssize_t)(UINT32_MAX / 4)) {
+        if (utf8 == NULL || off == NULL) {
             PyErr_NoMemory();
             goto done;
         }
