@@ -186,3 +186,26 @@ def test_the_log_is_copied_into_the_file_by_the_stores_own_thread(tmp_path: Path
     gc.collect()
     thread.join(timeout=20)
     assert not thread.is_alive()
+
+
+def test_storing_a_book_hands_freed_memory_back_before_compiling_it(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading and linting a large book leaves tens of MB of garbage: it is released before the
+    compile (the peak of storing a book), and again once the reply is sent."""
+    from lorescan._service import api, cache
+
+    events: list[str] = []
+    monkeypatch.setattr(api, "release_memory", lambda: events.append("release"))
+    compile_books = cache._compile
+
+    def compiling(*args: Any) -> Any:
+        events.append("compile")
+        return compile_books(*args)
+
+    monkeypatch.setattr(cache, "_compile", compiling)
+    book = (Path(__file__).resolve().parent.parent / "corpora" / "saltmere.json").read_bytes()
+    with TestClient(create_app(ServiceConfig(data_dir=tmp_path / "data"))) as client:
+        reply = client.put("/v1/books/saltmere", content=book)
+        assert reply.status_code == 201, reply.text
+        assert reply.json()["name"] == "saltmere"
+    assert events == ["release", "compile", "release"]

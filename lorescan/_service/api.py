@@ -71,6 +71,7 @@ async def put_book(name: BookName, request: Request,
     mode = svc.mode(st_version)
     data = await request.body()
     checked = await svc.run_io(check_book_job, name, data, scope, strict, st_version, tokenizer)
+    await svc.run_io(release_memory)    # reading and linting left tens of MB of garbage: before the compile
     record = checked.record
     key = books_key({}, [BookRef(record.name, record.scope, record.hash)], mode, tokenizer)
     await svc.cache.get(key, lambda: ([checked.book], None), mode, tokenizer)
