@@ -98,10 +98,24 @@ def common_words() -> tuple[str, ...]:
 
 @lru_cache(maxsize=2)
 def _word_blob(capitalized: bool) -> str:
+    return "\n" + "\n".join(_words(capitalized)) + "\n"
+
+
+def _words(capitalized: bool) -> tuple[str, ...]:
     words = common_words()
-    if capitalized:
-        words = tuple(w[:1].upper() + w[1:] for w in words)
-    return "\n" + "\n".join(words) + "\n"
+    return tuple(w[:1].upper() + w[1:] for w in words) if capitalized else words
+
+
+@lru_cache(maxsize=2)
+def _pair_blobs(capitalized: bool) -> dict[str, str]:
+    """For each two characters that occur in a common word, :func:`_word_blob` of just the words
+    holding them: a key of two characters or more is looked for in those (a book's lint looks
+    up tens of thousands of keys)."""
+    holding: dict[str, list[str]] = {}
+    for w in _words(capitalized):
+        for pair in dict.fromkeys(w[i:i + 2] for i in range(len(w) - 1)):
+            holding.setdefault(pair, []).append(w)
+    return {pair: "\n" + "\n".join(ws) + "\n" for pair, ws in holding.items()}
 
 
 _INFLECTIONS = ("s", "es", "ed", "d", "ing", "er", "ers", "ly", "'s")
@@ -120,7 +134,8 @@ def words_containing(key: str, case_sensitive: bool = False, limit: int = 0) -> 
     if not needle or "\n" in needle:
         return []
     found: set[str] = set()
-    for blob in ((_word_blob(False), _word_blob(True)) if case_sensitive else (_word_blob(False),)):
+    for capitalized in ((False, True) if case_sensitive else (False,)):
+        blob = _word_blob(capitalized) if len(needle) < 2 else _pair_blobs(capitalized).get(needle[:2], "")
         i = blob.find(needle)
         while i >= 0:
             start = blob.rfind("\n", 0, i) + 1
