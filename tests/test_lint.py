@@ -270,3 +270,29 @@ def test_duplicate_uids() -> None:
                                             {"key": ["b2"], "matchWholeWords": True}])
     assert found([b, no_uids]) == [("duplicate-uid", 1, "uid"), ("duplicate-uid", None, "uid")]
     assert "w.1" in only(b, "duplicate-uid")[0].message
+
+
+def test_words_containing_finds_what_a_scan_of_every_word_finds() -> None:
+    """The words are looked up through the pairs of characters they hold: never fewer than a scan
+    of the whole list finds."""
+    import random
+
+    def scan(key: str, cs: bool) -> list[str]:
+        needle = key if cs else key.lower()
+        words = list(common_words()) + ([w[:1].upper() + w[1:] for w in common_words()] if cs else [])
+        found = {w.lower() for w in words if needle in w and w.lower() != needle.lower()
+                 and not (len(needle) > 3 and w.lower().startswith(needle.lower()))
+                 and not any(w.lower() == needle.lower() + s for s in ("s", "es", "ed", "d", "ing", "er", "ers",
+                                                                       "ly", "'s"))}
+        return sorted(found, key=lambda w: (len(w), w))
+
+    rng = random.Random(5)
+    keys = ["a", "E", "th", "Th", "elf", "ion", "ing", "qu", "zz", "'s", "St"]
+    keys += ["".join(rng.choice("aeiostnrlEAT'") for _ in range(rng.randint(1, 4))) for _ in range(300)]
+    hits = 0
+    for key in keys:
+        for cs in (False, True):
+            got = words_containing(key, case_sensitive=cs)
+            assert got == scan(key, cs), (key, cs)
+            hits += bool(got)
+    assert hits > 200
