@@ -98,7 +98,12 @@ def common_words() -> tuple[str, ...]:
 
 @lru_cache(maxsize=2)
 def _word_blob(capitalized: bool) -> str:
-    return "\n" + "\n".join(_words(capitalized)) + "\n"
+    return _joined(_words(capitalized))
+
+
+def _joined(words: tuple[str, ...] | list[str]) -> str:
+    """Words one per line, with a newline before the first: a word is what lies between two."""
+    return "\n" + "\n".join(words) + "\n"
 
 
 def _words(capitalized: bool) -> tuple[str, ...]:
@@ -115,7 +120,7 @@ def _pair_blobs(capitalized: bool) -> dict[str, str]:
     for w in _words(capitalized):
         for pair in dict.fromkeys(w[i:i + 2] for i in range(len(w) - 1)):
             holding.setdefault(pair, []).append(w)
-    return {pair: "\n" + "\n".join(ws) + "\n" for pair, ws in holding.items()}
+    return {pair: _joined(ws) for pair, ws in holding.items()}
 
 
 _INFLECTIONS = ("s", "es", "ed", "d", "ing", "er", "ers", "ly", "'s")

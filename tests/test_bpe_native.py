@@ -4,6 +4,8 @@ it knows, and leaves the others to tiktoken."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from array import array
 from pathlib import Path
 
@@ -13,6 +15,8 @@ from hypothesis import strategies as st
 
 from lorescan import _index, _tokens
 from lorescan._rank_cache import RankTable
+
+from .test_bpe import _tiktoken
 
 tiktoken = pytest.importorskip("tiktoken")
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,10 +43,6 @@ def table():  # type: ignore[no-untyped-def]
     found = _tokens._native_table()
     assert found is not None
     return found[1]
-
-
-def _tiktoken(enc, text: str) -> int:  # type: ignore[no-untyped-def]
-    return len(enc.encode(text, disallowed_special=()))
 
 
 def test_the_counter_counts_these_texts_as_tiktoken(enc, table) -> None:  # type: ignore[no-untyped-def]
@@ -118,10 +118,7 @@ def test_project_and_shared_texts_count_as_tiktoken(enc, table) -> None:  # type
     assert counted > 50
 
 
-def test_the_counter_is_used_and_tiktoken_is_not_built(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import subprocess
-    import sys
-
+def test_the_counter_is_used_and_tiktoken_is_not_built() -> None:
     code = ("from lorescan import _tokens as t; c = t.Cl100k(); "
             "print(c.count('naïve café — 東京'), c.count_line('x'), t._encoding.cache_info().currsize)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()

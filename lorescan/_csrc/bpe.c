@@ -283,11 +283,10 @@ static Py_ssize_t piece_end(const uint8_t *cls, int kind, const void *data, Py_s
         Py_UCS4 d = CH(i + 1) | 32;
         if (d == 's' || d == 'd' || d == 'm' || d == 't' || CH(i + 1) == 0x17F)
             return i + 2;
-        if (i + 2 < n) {
+        if (i + 2 < n) {         /* c | 32 is an ASCII letter only for that letter in either case */
             Py_UCS4 e = CH(i + 2) | 32;
             if ((d == 'l' && e == 'l') || (d == 'v' && e == 'e') || (d == 'r' && e == 'e'))
-                if (CH(i + 1) < 128 && CH(i + 2) < 128)
-                    return i + 3;
+                return i + 3;
         }
     }
     Py_ssize_t j;
