@@ -221,7 +221,9 @@ class _Evaluation:
         fields = _card_fields(r, base_env, mode.match_sources)
         # keys, contents, the first message and the injections: substituteParams, card fields and all
         self.env = evaluation_env(base_env, ch, r.persona_description, mode.version)
-        messages = ScanMessages(r.chat, r.generation_type, s.world_info_include_names, self.env, lore._named)
+        self.substituted = lore._substituted(self.env)
+        messages = ScanMessages(r.chat, r.generation_type, s.world_info_include_names, self.env, lore._named,
+                                self.substituted)
         plan = lore._plan(int(s.world_info_character_strategy), ch is not None, r.persona_book,
                           tuple(ch.extra_books) if ch is not None and ch.extra_books is not None else None)
         index = lore._index(base_env, s, self.env)
@@ -247,7 +249,6 @@ class _Evaluation:
         self.activated: dict[int | str, CompiledEntry] = {}
         self.failed: set[int] = set()     # entries whose probability roll failed
         self.done: set[int] = set()       # the activated entries
-        self.substituted = lore._substituted(self.env)
         #: card books' own token budgets (card_book_settings), or None
         self.book_budgets = BookBudgets.of(lore.books, lore.counter) if mode.card_book_settings else None
 

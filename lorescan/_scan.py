@@ -363,10 +363,14 @@ class ScanMessages(Sequence[str]):
     """
 
     def __init__(self, chat: Sequence[ChatMessage], generation_type: str, include_names: bool,
-                 env: MacroEnv, named: dict[str, str] | None = None) -> None:
+                 env: MacroEnv, named: dict[str, str] | None = None,
+                 substituted: dict[str, str] | None = None) -> None:
         self.chat = chat
         self.include_names = include_names
         self.env = env
+        #: texts with the macros of ``env`` substituted, by text, kept by the caller (the first
+        #: message is substituted again by every generation that reaches it)
+        self.substituted = substituted
         #: ``"name: mes"`` by ``mes``, kept by the caller across evaluations (a chat's messages
         #: recur in every later generation): the same string object each time, whose hash is known
         self.named = named if named is not None and include_names else None
@@ -393,13 +397,24 @@ class ScanMessages(Sequence[str]):
                 mes = ""
             name = fields.get("name", "")
             if j == 0:
-                mes = substitute(mes, self.env)
-                got = f"{name}: {mes}" if self.include_names else mes
+                mes = self._first(mes)
+                got = mes if not self.include_names else f"{name}: {mes}" if self.named is None \
+                    else _named(self.named, name, mes)
             elif self.named is not None:
                 got = _named(self.named, name, mes)
             else:
                 got = f"{name}: {mes}" if self.include_names else mes
             self._cache[i] = got
+        return got
+
+    def _first(self, mes: str) -> str:
+        """The first message's text with the macros substituted (remembered in :attr:`substituted`)."""
+        memo = self.substituted
+        if memo is None:
+            return substitute(mes, self.env)
+        got = memo.get(mes)
+        if got is None:
+            got = memo[mes] = substitute(mes, self.env)
         return got
 
     def __getitem__(self, i: Any) -> Any:

@@ -311,8 +311,8 @@ def test_scan_messages_newest_first_without_system_messages(flags: list[bool], s
 
 def test_formatted_messages_are_the_same_objects_in_every_evaluation(monkeypatch) -> None:
     """A caller's memo of ``"name: mes"`` gives later evaluations the string object of the first
-    (its hash known); the first message, which gets macros, and chats without names stay out of it;
-    the memo keeps at most NAMED_SIZE texts, the newest."""
+    (its hash known); the first message is kept by its text with the macros substituted, and chats
+    without names stay out of it; the memo keeps at most NAMED_SIZE texts, the newest."""
     from lorescan import _scan
     from lorescan._scan import ScanMessages
 
@@ -322,14 +322,39 @@ def test_formatted_messages_are_the_same_objects_in_every_evaluation(monkeypatch
     first = ScanMessages(chat, "normal", True, MacroEnv(user="Ann"), memo)
     again = ScanMessages([ChatMessage(**m.model_dump()) for m in chat], "normal", True, MacroEnv(user="Ann"), memo)
     assert list(first) == list(again) == ["C: well met", "U: hello", "U: Ann opens"]
-    assert first[0] is again[0] and first[1] is again[1]
-    assert memo == {"well met": "C: well met", "hello": "U: hello"}
+    assert first[0] is again[0] and first[1] is again[1] and first[2] is again[2]
+    assert memo == {"well met": "C: well met", "hello": "U: hello", "Ann opens": "U: Ann opens"}
     assert list(ScanMessages(chat, "normal", False, MacroEnv(user="Ann"), memo)) == ["well met", "hello", "Ann opens"]
     monkeypatch.setattr(_scan, "NAMED_SIZE", 4)
+    memo.clear()
     for k in range(9):
         ScanMessages([ChatMessage(name="U", mes="x"), ChatMessage(name="U", mes=f"m{k}")], "normal", True,
                      MacroEnv(), memo)[0]
     assert list(memo) == ["m6", "m7", "m8"]
+
+
+def test_the_first_message_is_substituted_once_per_macro_values(monkeypatch) -> None:
+    """The first message's macros are substituted once for the same values (the caller's memo of
+    substituted texts), and again for other values: each evaluation scans its own names."""
+    from lorescan import _scan
+    from lorescan._scan import ScanMessages
+
+    calls: list[str] = []
+    real = _scan.substitute
+    monkeypatch.setattr(_scan, "substitute", lambda text, env: calls.append(text) or real(text, env))
+    chat = [ChatMessage(name="U", mes="{{user}} opens"), ChatMessage(name="U", mes="{{user}} again")]
+    ann, bea = MacroEnv(user="Ann"), MacroEnv(user="Bea")
+    memo_ann: dict[str, str] = {}
+    assert list(ScanMessages(chat, "normal", True, ann, {}, memo_ann)) == ["U: {{user}} again", "U: Ann opens"]
+    assert list(ScanMessages(chat, "normal", True, ann, {}, memo_ann)) == ["U: {{user}} again", "U: Ann opens"]
+    assert calls == ["{{user}} opens"] and memo_ann == {"{{user}} opens": "Ann opens"}
+    assert list(ScanMessages(chat, "normal", False, bea, None, {})) == ["{{user}} again", "Bea opens"]
+    assert calls == ["{{user}} opens", "{{user}} opens"]
+    # through the engine: a key on the substituted first message matches for each chat's names
+    lore = lorescan.compile([Lorebook.from_entries("b", [{"uid": 0, "key": ["Ann opens"], "content": "A"},
+                                                          {"uid": 1, "key": ["Bea opens"], "content": "B"}])])
+    for user, want in (("Ann", ["b.0"]), ("Bea", ["b.1"]), ("Ann", ["b.0"])):
+        assert lore.activate(chat[:1], user_name=user, char_name="C").activated_keys() == want
 
 
 def test_a_catastrophic_regex_key_times_out_once_per_evaluation(monkeypatch) -> None:
