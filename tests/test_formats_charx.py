@@ -171,3 +171,14 @@ def test_corrupt_member_data() -> None:
     with pytest.raises(FormatError) as info:
         load_bytes(bytes(data), "bad.charx")
     assert str(info.value).startswith("bad.charx: ZIP member 'card.json' is corrupt")
+
+
+def test_what_is_taken_for_a_zip_archive() -> None:
+    """An archive from the first byte, or one appended to other data (its end record near the end);
+    a local header's signature inside other data, or an end record alone, is not an archive."""
+    archive = _zip({"card.json": b"{}"})
+    assert charx.is_zip(archive) and charx.is_zip(b"MZ stub " * 100 + archive)
+    assert not charx.is_zip(b'{"entries": {"0": {"content": "PK\\x03\\x04 ' + charx.ZIP_MAGIC + b'"}}}')
+    assert not charx.is_zip(b"data " + b"PK\x05\x06" + bytes(18))
+    assert charx.is_zip(charx.ZIP_MAGIC + b"truncated")     # from the first byte: read, then refused
+    assert not charx.is_zip(b"")

@@ -261,7 +261,8 @@ def with_icon_asset(card: dict[str, Any]) -> dict[str, Any]:
 
 def is_zip(data: bytes) -> bool:
     """A ZIP archive from the first byte, or appended to other data (SillyTavern scans for it)."""
-    return zip_offset(data) == 0 or (zip_offset(data) > 0 and has_zip_end(data))
+    # the end first: a file without an end record (any JSON book) is not searched whole for a header
+    return data.startswith(ZIP_MAGIC) or (has_zip_end(data) and zip_offset(data) > 0)
 
 
 def _read(data: bytes, ctx: ReadContext) -> Reading:
