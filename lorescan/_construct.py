@@ -13,10 +13,12 @@ one pydantic gives; ``tests/test_construct.py`` checks the two against each othe
 
 from __future__ import annotations
 
+import gc
 import threading
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from copy import deepcopy
 from operator import itemgetter
 from typing import Any, TypeVar, cast
@@ -479,3 +481,24 @@ def _plain(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return _dump(value)
     raise _Unplain
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many long-lived objects, then move them
+    (with any other young objects) straight to its oldest generation. A compiled book lives as long
+    as its ``Lore``, a book read from a file as long as its caller keeps it: the young passes would
+    walk their hundreds of thousands of new objects again and again (~100 ms a pass at 100k
+    entries) and find nothing; full collections still walk them, as before. Objects frozen with
+    ``gc.freeze()`` already are left alone (unfreezing would release them), and so is a collector
+    that was disabled."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()      # both are list splices: no object is visited
+                gc.unfreeze()
+            gc.enable()

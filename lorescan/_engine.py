@@ -8,20 +8,18 @@ given none, from one the process shares, as SillyTavern's ``Math.random`` is.
 
 from __future__ import annotations
 
-import gc
 import os
 import random as _random
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any, cast
 
 from . import _index, _js
 from ._budget import BudgetMeter, _LinesPass
 from ._card_book import BookBudgets, apply_card_book_settings
 from ._compile import CompiledEntry, compile_books
-from ._construct import make
+from ._construct import gc_paused, make
 from ._emit import emit
 from ._index import BoundIndex, KeyIndex
 from ._macros import MacroEnv, card_text, evaluation_env, names_env, substitute
@@ -53,26 +51,6 @@ from ._trace import Trace
 #: thresholds the collector took about a tenth of a generation's time in the load benchmark, and
 #: 4-5 % of a batch worker's CPU; at these about a fiftieth. Every cycle is still collected, later.
 OWNED_GC_THRESHOLDS = (50_000, 20, 20)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many long-lived objects, then move them
-    (with any other young objects) straight to its oldest generation. A compiled book lives as long
-    as its ``Lore``: the young passes would walk its ~300k new objects twice (~100 ms each at 100k
-    entries) and find nothing; full collections still walk them, as before. Objects frozen with
-    ``gc.freeze()`` already are left alone (unfreezing would release them), and so is a collector
-    that was disabled."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            if gc.get_freeze_count() == 0:
-                gc.freeze()      # both are list splices: no object is visited
-                gc.unfreeze()
-            gc.enable()
 
 
 #: the random source of evaluations given none, shared as SillyTavern's ``Math.random`` is: a
@@ -114,7 +92,7 @@ class Lore:
         self._contents: dict[MacroEnv, dict[str, str]] = {}   # see _substituted
         self._activations: dict[int, tuple[Activation, str, int]] = {}   # see emit
         self._named: dict[str, str] = {}           # see ScanMessages
-        with _gc_paused():
+        with gc_paused():
             self._compiled = compile_books(self.books)
             self._all = [ce for _, entries in self._compiled for ce in entries]
             self._has_character_books = any(b.scope == "character" for b in self.books)
@@ -146,7 +124,7 @@ class Lore:
                           self.mode.word_boundaries)
         index = self._indexes.get(ck)
         if index is None:
-            with _gc_paused():
+            with gc_paused():
                 index = self._indexes[ck] = KeyIndex(self._all, ck.case_sensitive, ck.whole_words, ck.word_rule)
         return index
 
@@ -173,7 +151,7 @@ class Lore:
         bound = self._bound.get((ck, env))
         if bound is None:
             index = self._key_index(settings)
-            with _gc_paused():
+            with gc_paused():
                 if len(self._bound) > 16:
                     self._bound.clear()
                 bound = self._bound[(ck, env)] = index.bind(env)

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._construct import make
+from ._construct import gc_paused, make
 from ._errors import FormatError, LorescanError
 from ._formats import chats, registry
 from ._formats.cards import CardInfo
@@ -82,13 +82,14 @@ def load_bytes(data: bytes, path: str, *, name: str | None = None, v3_decorators
     stem = name if name is not None else book_name(file)
     opts = {"file": file, "stem": stem, "name": name, "v3": v3_decorators}
     try:
-        fmt = registry.detect("bytes", data)
-        if fmt is not None:
-            loaded = _read(fmt, data, opts, "bytes")
-        elif data.startswith(b"\xff\xd8\xff") or b"\0" in data[:1024]:
-            raise FormatError("binary file of an unsupported format (not a PNG card, CHARX or text)", file=file)
-        else:
-            loaded = _load_text(decode_text(data, file), opts)
+        with gc_paused():   # a book's entries and parsed JSON live as long as the caller keeps them
+            fmt = registry.detect("bytes", data)
+            if fmt is not None:
+                loaded = _read(fmt, data, opts, "bytes")
+            elif data.startswith(b"\xff\xd8\xff") or b"\0" in data[:1024]:
+                raise FormatError("binary file of an unsupported format (not a PNG card, CHARX or text)", file=file)
+            else:
+                loaded = _load_text(decode_text(data, file), opts)
     except LorescanError as exc:
         raise exc.with_file(file) from None
     except RecursionError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -253,6 +254,37 @@ def test_compiled_objects_go_straight_to_the_collectors_oldest_generation() -> N
     finally:
         gc.enable()
     del keep
+
+
+def test_reading_a_file_runs_no_collection_and_leaves_its_objects_in_the_oldest_generation(tmp_path) -> None:
+    """Reading a book builds long-lived objects (its entries, the parsed file): no young pass walks
+    them while it reads (a fifth of reading a 100k-entry file went to such passes), they go
+    straight to the oldest generation, and the collector is on again, also after a bad file."""
+    import gc
+
+    from lorescan._errors import FormatError
+
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"entries": {str(i): {"uid": i, "key": [f"k{i}"], "content": f"c{i}"}
+                                            for i in range(3000)}}))
+    passes: list[int] = []
+
+    def noted(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            passes.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(noted)
+    try:
+        loaded = lorescan.load(path)
+    finally:
+        gc.callbacks.remove(noted)
+    assert passes == [] and gc.isenabled()
+    assert len(loaded.books[0].entries) == 3000 and _generation(loaded.books[0].entries[0]) == 2
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(FormatError):
+        lorescan.load(tmp_path / "bad.json")
+    assert gc.isenabled()
 
 
 def test_substituted_contents_are_remembered_per_names_and_card() -> None:
