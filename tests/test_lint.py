@@ -296,3 +296,26 @@ def test_words_containing_finds_what_a_scan_of_every_word_finds() -> None:
             assert got == scan(key, cs), (key, cs)
             hits += bool(got)
     assert hits > 200
+
+
+def test_lint_runs_no_collection_and_leaves_the_collector_on() -> None:
+    """Linting a big book builds a compile's worth of objects and thousands of findings: no young
+    pass of the cyclic collector walks them meanwhile, and the collector is on again after."""
+    import gc
+
+    book = Lorebook.from_entries("b", [{"uid": i, "key": [f"k{i}", "the"], "content": f"c{i} " * 5}
+                                       for i in range(2000)])
+    passes: list[int] = []
+
+    def noted(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            passes.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(noted)
+    try:
+        findings = lint([book])
+    finally:
+        gc.callbacks.remove(noted)
+    assert passes == [] and gc.isenabled()
+    assert len([f for f in findings if f.code == "key-inside-words"]) == 2000
