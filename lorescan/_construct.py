@@ -45,6 +45,10 @@ SWITCH_AFTER = 1000
 #: grows with the fields it validates, the direct path's hardly (an entry of 41 fields takes a tenth
 #: fewer instructions directly; and a 100k-entry file builds no validator)
 DIRECT_FIELDS = 16
+#: entries (or bytes of a file) from which reading, building or linting a book pauses the cyclic
+#: collector (:func:`gc_paused`); smaller work leaves its young garbage to the young passes
+BULK = 1000
+BULK_BYTES = 1 << 20
 _DIRECT: dict[type, bool] = {}
 _VALIDATORS: dict[type, Callable[[Any], Any]] = {}
 _PLAIN_PLANS: dict[type, PlainPlan | None] = {}
@@ -484,14 +488,18 @@ def _plain(value: Any) -> Any:
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused(when: bool = True) -> Iterator[None]:
     """Pause the cyclic garbage collector while building many long-lived objects, then move them
     (with any other young objects) straight to its oldest generation. A compiled book lives as long
     as its ``Lore``, a book read from a file as long as its caller keeps it: the young passes would
     walk their hundreds of thousands of new objects again and again (~100 ms a pass at 100k
     entries) and find nothing; full collections still walk them, as before. Objects frozen with
     ``gc.freeze()`` already are left alone (unfreezing would release them), and so is a collector
-    that was disabled."""
+    that was disabled. ``when=False``: nothing is paused (small work, whose young garbage the young
+    passes should still find)."""
+    if not when:
+        yield
+        return
     was = gc.isenabled()
     gc.disable()
     try:

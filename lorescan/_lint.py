@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from . import _js
 from ._compile import CompiledEntry, compile_books
-from ._construct import gc_paused, make
+from ._construct import BULK, gc_paused, make
 from ._jsregex import JsRegex, JsRegexSyntaxError, parse_regex_key
 from ._lint_types import CODES as TYPE_CODES
 from ._lint_types import type_findings
@@ -513,8 +513,9 @@ def lint(books: list[Lorebook], settings: Settings | None = None, compat: str = 
     ``word_boundaries`` is the word rule the books are compiled with (``"unicode"``: no
     ``word-rule-script`` findings, as that rule sees those words).
     """
-    with gc_paused():   # thousands of findings and a compile's worth of objects: no young passes
-        return _Linter(list(books), settings, compat, tokenizer, word_boundaries).run()
+    books = list(books)
+    with gc_paused(sum(len(b.entries) for b in books) >= BULK):    # a compile's worth of objects, and findings
+        return _Linter(books, settings, compat, tokenizer, word_boundaries).run()
 
 
 def worst(findings: list[Finding]) -> Severity | None:

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._construct import gc_paused, make
+from ._construct import BULK_BYTES, gc_paused, make
 from ._errors import FormatError, LorescanError
 from ._formats import chats, registry
 from ._formats.cards import CardInfo
@@ -82,7 +82,7 @@ def load_bytes(data: bytes, path: str, *, name: str | None = None, v3_decorators
     stem = name if name is not None else book_name(file)
     opts = {"file": file, "stem": stem, "name": name, "v3": v3_decorators}
     try:
-        with gc_paused():   # a book's entries and parsed JSON live as long as the caller keeps them
+        with gc_paused(len(data) >= BULK_BYTES):    # a big book's entries and parsed JSON are long-lived
             fmt = registry.detect("bytes", data)
             if fmt is not None:
                 loaded = _read(fmt, data, opts, "bytes")

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
-from ._construct import build, dump
+from ._construct import BULK, build, dump, gc_paused
 from ._js import js_round, js_string, object_key_order
 
 Scalar = bool | int | float | str | None
@@ -253,8 +253,9 @@ class Lorebook(BaseModel):
     def from_entries(cls, name: str, entries: list[dict[str, Any]] | list[Entry],
                      scope: BookScope = "global") -> Lorebook:
         """A book from a list of entry objects (as in the conformance scenarios)."""
-        parsed = [e if isinstance(e, Entry) else Entry.from_json(e) for e in entries]
-        return cls(name=name, scope=scope, entries=parsed)
+        with gc_paused(len(entries) >= BULK):   # long-lived objects: no young pass walks them
+            parsed = [e if isinstance(e, Entry) else Entry.from_json(e) for e in entries]
+            return cls(name=name, scope=scope, entries=parsed)
 
     def scan_order(self) -> list[Entry]:
         """Entries in SillyTavern's reading order: ``Object.keys`` order of the entry keys."""

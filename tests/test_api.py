@@ -262,11 +262,13 @@ def test_reading_a_file_runs_no_collection_and_leaves_its_objects_in_the_oldest_
     straight to the oldest generation, and the collector is on again, also after a bad file."""
     import gc
 
+    from lorescan._construct import BULK_BYTES
     from lorescan._errors import FormatError
 
     path = tmp_path / "big.json"
-    path.write_text(json.dumps({"entries": {str(i): {"uid": i, "key": [f"k{i}"], "content": f"c{i}"}
+    path.write_text(json.dumps({"entries": {str(i): {"uid": i, "key": [f"k{i}"], "content": f"c{i} " + "x" * 400}
                                             for i in range(3000)}}))
+    assert path.stat().st_size >= BULK_BYTES   # a big file (a small one keeps the young passes)
     passes: list[int] = []
 
     def noted(phase: str, info: dict[str, int]) -> None:
@@ -285,6 +287,29 @@ def test_reading_a_file_runs_no_collection_and_leaves_its_objects_in_the_oldest_
     with pytest.raises(FormatError):
         lorescan.load(tmp_path / "bad.json")
     assert gc.isenabled()
+
+
+def test_a_big_book_built_from_dicts_runs_no_collection() -> None:
+    """``Lorebook.from_entries`` with thousands of entries: no young pass walks them (nor the
+    caller's dicts: at 50,000 entries such passes were a third of the time), collector on after."""
+    import gc
+
+    from lorescan._construct import BULK
+
+    dicts = [{"uid": i, "key": [f"k{i}"], "content": f"c{i}"} for i in range(2 * BULK)]
+    passes: list[int] = []
+
+    def noted(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            passes.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(noted)
+    try:
+        book = Lorebook.from_entries("b", dicts)
+    finally:
+        gc.callbacks.remove(noted)
+    assert passes == [] and gc.isenabled() and [e.uid for e in book.entries] == list(range(2 * BULK))
 
 
 def test_substituted_contents_are_remembered_per_names_and_card() -> None:
