@@ -11,6 +11,8 @@ from pydantic import ValidationError
 import lorescan
 from lorescan import ChatMessage, Lorebook, Settings
 
+from .gc_helpers import collector_passes
+
 EXPORTED = [
     "Activation", "ActivationRequest", "ActivationResult", "Character", "CharacterFilter", "ChatMessage",
     "DepthGroup", "DepthPrompt", "Detector", "Entry", "ExampleEntry", "ForcedActivation", "Format", "FormatError",
@@ -269,21 +271,11 @@ def test_reading_a_file_runs_no_collection_and_leaves_its_objects_in_the_oldest_
     path.write_text(json.dumps({"entries": {str(i): {"uid": i, "key": [f"k{i}"], "content": f"c{i} " + "x" * 400}
                                             for i in range(3000)}}))
     assert path.stat().st_size >= BULK_BYTES   # a big file (a small one keeps the young passes)
-    passes: list[int] = []
-
-    def noted(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            passes.append(info["generation"])
-
-    gc.collect()
-    gc.callbacks.append(noted)
-    try:
+    with collector_passes() as passes:
         loaded = lorescan.load(path)
-    finally:
-        gc.callbacks.remove(noted)
     assert passes == [] and gc.isenabled()
     assert len(loaded.books[0].entries) == 3000 and _generation(loaded.books[0].entries[0]) == 2
-    (tmp_path / "bad.json").write_text("{")
+    (tmp_path / "bad.json").write_text('{"entries": ' + " " * BULK_BYTES)    # big, and cut short
     with pytest.raises(FormatError):
         lorescan.load(tmp_path / "bad.json")
     assert gc.isenabled()
@@ -297,18 +289,8 @@ def test_a_big_book_built_from_dicts_runs_no_collection() -> None:
     from lorescan._construct import BULK
 
     dicts = [{"uid": i, "key": [f"k{i}"], "content": f"c{i}"} for i in range(2 * BULK)]
-    passes: list[int] = []
-
-    def noted(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            passes.append(info["generation"])
-
-    gc.collect()
-    gc.callbacks.append(noted)
-    try:
+    with collector_passes() as passes:
         book = Lorebook.from_entries("b", dicts)
-    finally:
-        gc.callbacks.remove(noted)
     assert passes == [] and gc.isenabled() and [e.uid for e in book.entries] == list(range(2 * BULK))
 
 

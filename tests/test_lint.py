@@ -12,6 +12,8 @@ from lorescan._cli.main import main
 from lorescan._lint import CODES, Finding, common_words, lint, regex_problem, words_containing
 from lorescan._model import Lorebook, Settings
 
+from .gc_helpers import collector_passes
+
 
 def book(*entries: dict[str, Any], name: str = "w") -> Lorebook:
     """A book whose entries get uids 0, 1, …, plain content and whole-word matching unless given."""
@@ -305,17 +307,7 @@ def test_lint_runs_no_collection_and_leaves_the_collector_on() -> None:
 
     book = Lorebook.from_entries("b", [{"uid": i, "key": [f"k{i}", "the"], "content": f"c{i} " * 5}
                                        for i in range(2000)])
-    passes: list[int] = []
-
-    def noted(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            passes.append(info["generation"])
-
-    gc.collect()
-    gc.callbacks.append(noted)
-    try:
+    with collector_passes() as passes:
         findings = lint([book])
-    finally:
-        gc.callbacks.remove(noted)
     assert passes == [] and gc.isenabled()
     assert len([f for f in findings if f.code == "key-inside-words"]) == 2000
