@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._construct import BULK_BYTES, gc_paused, make
+from ._construct import BULK, BULK_BYTES, gc_paused, make
 from ._errors import FormatError, LorescanError
 from ._formats import chats, registry
 from ._formats.cards import CardInfo
@@ -207,11 +207,12 @@ def render(loaded: Loaded, to: str | None = None) -> tuple[bytes, list[str]]:
     """The bytes of ``loaded`` written as ``to`` (default: its own format), and notes about what
     the target cannot hold. Own format, nothing changed: the source bytes themselves."""
     target = resolve_target(loaded, to)
-    doc, write = _document(loaded, target)
-    notes = [] if registry.get(target).kind == "chat" else _lossy(loaded, target)
-    if target == loaded.format and loaded.source is not None and doc == loaded.raw:
-        return loaded.source, notes
-    return write(doc), notes
+    with gc_paused(sum(len(b.entries) for b in loaded.books) >= BULK):    # a document per entry
+        doc, write = _document(loaded, target)
+        notes = [] if registry.get(target).kind == "chat" else _lossy(loaded, target)
+        if target == loaded.format and loaded.source is not None and doc == loaded.raw:
+            return loaded.source, notes
+        return write(doc), notes
 
 
 def document(loaded: Loaded, to: str | None = None) -> Any:

@@ -281,6 +281,26 @@ def test_reading_a_file_runs_no_collection_and_leaves_its_objects_in_the_oldest_
     assert gc.isenabled()
 
 
+def test_writing_a_big_book_runs_no_collection(tmp_path) -> None:
+    """Writing an edited book of thousands of entries back (a document per entry): no pass of the
+    collector meanwhile, the edit written, the collector on after."""
+    import gc
+
+    from lorescan._construct import BULK
+    from lorescan._load import render
+
+    path = tmp_path / "book.json"
+    path.write_text(json.dumps({"entries": {str(i): {"uid": i, "key": [f"k{i}"], "content": f"c{i}"}
+                                            for i in range(2 * BULK)}}))
+    loaded = lorescan.load(path)
+    loaded.books[0].entries[5].content = "edited"
+    with collector_passes() as passes:
+        data, notes = render(loaded)
+    assert passes == [] and gc.isenabled() and notes == []
+    written = json.loads(data)["entries"]
+    assert written["5"]["content"] == "edited" and written["6"]["content"] == "c6" and len(written) == 2 * BULK
+
+
 def test_a_big_book_built_from_dicts_runs_no_collection() -> None:
     """``Lorebook.from_entries`` with thousands of entries: no young pass walks them (nor the
     caller's dicts: at 50,000 entries such passes were a third of the time), collector on after."""
