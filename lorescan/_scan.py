@@ -396,11 +396,9 @@ class ScanMessages(Sequence[str]):
             if not isinstance(mes, str):
                 mes = ""
             name = fields.get("name", "")
-            if j == 0:
+            if j == 0:      # the first message gets macros, then is formatted like the others
                 mes = self._first(mes)
-                got = mes if not self.include_names else f"{name}: {mes}" if self.named is None \
-                    else _named(self.named, name, mes)
-            elif self.named is not None:
+            if self.named is not None:
                 got = _named(self.named, name, mes)
             else:
                 got = f"{name}: {mes}" if self.include_names else mes
