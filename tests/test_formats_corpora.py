@@ -116,6 +116,23 @@ def test_corpus_file_round_trips(corpora: Path, name: str) -> None:
         assert document(loaded) == _json_of(path)
 
 
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_corpus_file_written_alike_with_and_without_the_c_layout(corpora: Path, name: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each file's document, written indented and compact, is the same text with the C extension's
+    ``json_layout`` as with Python's own indenting encoder."""
+    from lorescan._formats import common
+
+    if common._native is None:
+        pytest.skip("the C extension is not built")
+    doc = document(load(corpora / name))
+    for indent in (4, None):
+        got = common.dump_json(doc, indent)
+        monkeypatch.setattr(common, "_native", None)
+        assert got == common.dump_json(doc, indent)
+        monkeypatch.undo()
+
+
 @pytest.mark.parametrize("name", sorted(BROKEN))
 def test_broken_files_fail_with_one_line(corpora: Path, name: str) -> None:
     with pytest.raises(LorescanError) as info:

@@ -50,6 +50,28 @@ def _st_book(entries: list[dict[str, Any]]) -> bytes:
     return dump_json({"entries": {str(e["uid"]): e for e in entries}}).encode()
 
 
+def test_written_json_is_the_same_with_and_without_the_c_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``dump_json`` with the C extension (compact text, then ``json_layout``) writes the text
+    Python's indenting encoder writes: empty containers, a lone surrogate, an infinite number,
+    text beyond ASCII and nesting, at every indent and compact."""
+    from lorescan._formats import common
+
+    if common._native is None:
+        pytest.skip("the C extension is not built")
+    entry = {**FULL_ENTRY, "content": 'a\ud800b \u00e9 \U0001f600 "q"', "key": [], "extensions": {},
+             "depth": float("inf")}
+    doc = {"entries": {"0": entry}, "name": "x", "nested": [[{}], {"a": [None, -0.0, 1e300, [], {"": ""}]}]}
+    for indent in (4, 2, 0, None):
+        got = dump_json(doc, indent)
+        monkeypatch.setattr(common, "_native", None)
+        want = dump_json(doc, indent)
+        monkeypatch.undo()
+        assert got == want
+    text = dump_json(doc)
+    assert text.startswith('{\n    "entries": {\n        "0": {\n            "uid": 0,\n            "key": [],')
+    assert '"content": "a\\ud800b \u00e9 \U0001f600 \\"q\\""' in text and '"depth": null' in text
+
+
 # ---------------------------------------------------------------- order
 
 @pytest.mark.parametrize("shape", registry.SHAPES)

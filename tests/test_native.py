@@ -424,6 +424,49 @@ def test_json_string_of_a_long_text_and_of_what_is_not_a_string() -> None:
         native.json_string(5)
 
 
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(JSON_CHARS, max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(JSON_CHARS, max_size=6) | st.integers(), inner, max_size=4),
+    max_leaves=30)
+
+
+def _escaped_surrogates(text: str) -> str:
+    import re
+
+    return re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(value=_JSON_VALUES, indent=st.sampled_from([-1, 0, 1, 2, 4]))
+def test_json_layout_gives_json_dumps_indented_text(value, indent) -> None:
+    """The C encoder's compact text laid out by ``json_layout`` is ``json.dumps(indent=...)``'s text
+    (compact for a negative indent), lone surrogates escaped as ``dump_json`` escapes them."""
+    import json
+
+    compact = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    want = json.dumps(value, ensure_ascii=False, indent=indent) if indent >= 0 else compact
+    assert native.json_layout(compact, indent) == _escaped_surrogates(want)
+
+
+def test_json_layout_of_nested_empties_strings_and_bad_arguments() -> None:
+    import json
+
+    doc = {"a": [], "b": {}, "c": [[], {}, [1]], "d": {"e": {}}, "s": 'x,:{}[]"\\\n', "t": "\U0001f600 ok, \u00e9"}
+    compact = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    assert native.json_layout(compact, 4) == json.dumps(doc, ensure_ascii=False, indent=4)
+    assert native.json_layout(compact, 2) == json.dumps(doc, ensure_ascii=False, indent=2)
+    assert native.json_layout(compact, -1) == compact      # compact, no surrogate to escape
+    latin = '{"a":[1,{}],"\u00e9":""}'
+    assert native.json_layout(latin, -1) is latin          # one byte a character: not even read
+    # the only characters beyond Latin-1 are surrogates: the result is an ASCII string, equal to one
+    lone = native.json_layout(json.dumps(["\udc80", "\ud800x"], ensure_ascii=False, separators=(",", ":")), -1)
+    assert lone == '["\\udc80","\\ud800x"]' and lone.isascii()
+    with pytest.raises(TypeError, match="json_layout"):
+        native.json_layout(b"[]", 4)
+    with pytest.raises(ValueError, match="indent over 1000"):
+        native.json_layout("[]", 5000)
+
+
 _WORDS = st.sampled_from(["dragon", "Dragon", "  the sea ", "", "   ", "{{user}} waves", "\u00a0fire\u3000", "ash\nember"])
 _MESSAGES = st.builds(lambda name, mes, user, system: {"name": name, "mes": mes, "is_user": user, "is_system": system},
                       st.sampled_from(["Ann", "Bob", "", "Bo", "Al"]), _WORDS, st.booleans(), st.integers(0, 4).map(lambda n: n == 0))

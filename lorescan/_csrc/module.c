@@ -15,6 +15,7 @@
  *   attrs.c    slot attributes read at their offsets (ls_getattr, for the files above);
  *   listing.c  each needle's entries, listed while a key index is built (list_entries);
  *   json.c     a string as a JSON literal (json_string: the service's replies carry entry texts);
+ *              compact JSON laid out with an indent (json_layout: writing a book back);
  *   bpe.c      cl100k token counts over lorescan's cached rank table (bpe_table, count_bpe).
  *
  * The Python engine stays the reference: each file names the Python code it must agree with, and
@@ -61,6 +62,9 @@ static PyMethodDef module_methods[] = {
     {"list_entries", (PyCFunction)(void (*)(void))ls_list_entries, METH_FASTCALL,
      "list_entries(items, owners, lists, always, skip) -> None: each owner's gid listed under its prepared key's "
      "needles (an int: lists[id]; a Key: its nids, else `always` unless its kind is `skip`)."},
+    {"json_layout", (PyCFunction)(void (*)(void))ls_json_layout, METH_FASTCALL,
+     "json_layout(text, indent) -> str: compact JSON text laid out as json.dumps(indent=indent) lays it out "
+     "(indent < 0: compact), each lone surrogate in a string written as a \\uXXXX escape."},
     {"json_string", (PyCFunction)ls_json_string, METH_O,
      "json_string(text) -> str: text as a JSON string literal, everything beyond ASCII escaped "
      "(what json.encoder.encode_basestring_ascii gives)."},

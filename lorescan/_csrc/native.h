@@ -49,6 +49,7 @@ PyObject *ls_entry_text(PyObject *ce, PyObject *gid, PyObject *contents);
 /* gates.c */
 PyObject *ls_bitmap(PyObject *self, PyObject *ids);
 PyObject *ls_json_string(PyObject *self, PyObject *text);
+PyObject *ls_json_layout(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* order.c */
 PyObject *ls_gates_scan_order(PlaceGates *self, PyObject *const *args, Py_ssize_t nargs);
 /* budget.c */

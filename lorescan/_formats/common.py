@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._construct import make
 from .._errors import FormatError, LorescanError
+from .._index import native as _native
 from .._js import js_string, truthy
 from .._model import ENTRY_DEFAULTS, Entry, Lorebook
 from .registry import ReadContext, Reader, Reading, Writer
@@ -178,12 +179,17 @@ def _finite(value: Any) -> Any:
 def dump_json(value: Any, indent: int | None = 4) -> str:
     """JSON text as SillyTavern saves it (``JSON.stringify(value, null, 4)``; compact with ``None``):
     infinite numbers are ``null`` and lone surrogates ``\\uXXXX`` escapes, so the text is valid
-    JSON and encodes to UTF-8."""
-    options: dict[str, Any] = {"separators": (",", ":")} if indent is None else {"indent": indent}
+    JSON and encodes to UTF-8. With the C extension, the C encoder writes the text compact and
+    ``json_layout`` indents it: the same text as ``json.dumps(indent=...)``, whose indenting runs
+    Python's pure-Python encoder (most of the time of writing a big book back)."""
+    layout = _native.json_layout if _native is not None and (indent is None or indent >= 0) else None
+    options: dict[str, Any] = {"separators": (",", ":")} if indent is None or layout else {"indent": indent}
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, **options)
     except ValueError:
         text = json.dumps(_finite(value), ensure_ascii=False, allow_nan=False, **options)
+    if layout is not None:
+        return layout(text, -1 if indent is None else indent)
     if _SURROGATE.search(text):
         text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return text
