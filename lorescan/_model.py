@@ -148,13 +148,11 @@ class _Ordered(BaseModel):
         dumped = dump(self) if mode == "python" else None
         if dumped is None:
             dumped = self.model_dump(mode=mode, exclude_unset=True, by_alias=True)
-        out: dict[str, Any] = {}
-        for key in self._order:
-            if key in dumped:
-                out[key] = dumped[key]
-        for key, value in dumped.items():
-            if key not in out:
-                out[key] = value
+        out = {key: dumped[key] for key in self._order if key in dumped}
+        if len(out) != len(dumped):     # fields set since, after the original keys
+            for key, value in dumped.items():
+                if key not in out:
+                    out[key] = value
         return out
 
 
