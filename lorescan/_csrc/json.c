@@ -182,11 +182,13 @@ ls_json_string(PyObject *self, PyObject *text)
  * text is valid JSON that encodes to UTF-8 (lorescan._formats.common.dump_json's rule).
  *
  * A book of 30,000 entries is 44 MB of such text; the pure-Python encoder took most of the time
- * of writing it back. One walk both counts (odata NULL) and writes, so the two cannot differ. */
+ * of writing it back. One walk both counts (odata NULL) and writes, so the two cannot differ; it
+ * is inlined once per pair of kinds (layout_count, layout_write), so each copy reads and writes
+ * its characters without asking their width. */
 
 #define LAYOUT_PUT(c) do { if (odata != NULL) PyUnicode_WRITE(okind, odata, pos, (c)); pos++; } while (0)
 
-static Py_ssize_t
+static Py_ALWAYS_INLINE Py_ssize_t
 layout_walk(int kind, const void *data, Py_ssize_t n, Py_ssize_t indent,
             int okind, void *odata, Py_UCS4 *maxchar)
 {
@@ -259,6 +261,41 @@ layout_walk(int kind, const void *data, Py_ssize_t n, Py_ssize_t indent,
     return pos;
 }
 
+static Py_ssize_t
+layout_count(int kind, const void *data, Py_ssize_t n, Py_ssize_t indent, Py_UCS4 *maxchar)
+{
+    switch (kind) {
+    case PyUnicode_1BYTE_KIND:
+        return layout_walk(PyUnicode_1BYTE_KIND, data, n, indent, 0, NULL, maxchar);
+    case PyUnicode_2BYTE_KIND:
+        return layout_walk(PyUnicode_2BYTE_KIND, data, n, indent, 0, NULL, maxchar);
+    default:
+        return layout_walk(PyUnicode_4BYTE_KIND, data, n, indent, 0, NULL, maxchar);
+    }
+}
+
+/* the output is never of a wider kind than the input (a surrogate's escape is ASCII) */
+static void
+layout_write(int kind, const void *data, Py_ssize_t n, Py_ssize_t indent, int okind, void *odata)
+{
+    Py_UCS4 top;
+
+#define LAYOUT_WRITE(K, OK) layout_walk((K), data, n, indent, (OK), odata, &top)
+    if (kind == PyUnicode_1BYTE_KIND)
+        LAYOUT_WRITE(PyUnicode_1BYTE_KIND, PyUnicode_1BYTE_KIND);
+    else if (kind == PyUnicode_2BYTE_KIND && okind == PyUnicode_2BYTE_KIND)
+        LAYOUT_WRITE(PyUnicode_2BYTE_KIND, PyUnicode_2BYTE_KIND);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        LAYOUT_WRITE(PyUnicode_2BYTE_KIND, PyUnicode_1BYTE_KIND);
+    else if (okind == PyUnicode_4BYTE_KIND)
+        LAYOUT_WRITE(PyUnicode_4BYTE_KIND, PyUnicode_4BYTE_KIND);
+    else if (okind == PyUnicode_2BYTE_KIND)
+        LAYOUT_WRITE(PyUnicode_4BYTE_KIND, PyUnicode_2BYTE_KIND);
+    else
+        LAYOUT_WRITE(PyUnicode_4BYTE_KIND, PyUnicode_1BYTE_KIND);
+#undef LAYOUT_WRITE
+}
+
 PyObject *
 ls_json_layout(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -287,10 +324,10 @@ ls_json_layout(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     data = PyUnicode_DATA(text);
     if (indent < 0 && kind == PyUnicode_1BYTE_KIND)   /* compact, and no surrogate can be there */
         return Py_NewRef(text);
-    size = layout_walk(kind, data, n, indent, 0, NULL, &maxchar);
+    size = layout_count(kind, data, n, indent, &maxchar);
     out = PyUnicode_New(size, maxchar);
     if (out == NULL)
         return NULL;
-    layout_walk(kind, data, n, indent, PyUnicode_KIND(out), PyUnicode_DATA(out), &maxchar);
+    layout_write(kind, data, n, indent, PyUnicode_KIND(out), PyUnicode_DATA(out));
     return out;
 }
