@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from pydantic_core import PydanticCustomError
 
 from ._construct import BULK, build, dump, gc_paused
+from ._errors import LorescanError
 from ._js import js_round, js_string, object_key_order
 
 Scalar = bool | int | float | str | None
@@ -98,10 +99,6 @@ class _Ordered(BaseModel):
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Any:
         """Read a JSON object; a value of the wrong type raises :class:`LorescanError` naming the field."""
-        from pydantic import ValidationError
-
-        from ._errors import LorescanError
-
         if not isinstance(data, dict):
             raise LorescanError(f"expected a JSON object, got {type(data).__name__}")
         try:
@@ -360,8 +357,6 @@ def unknown_names_error(title: str, data: dict[str, Any], unknown: list[str], kn
 def validation_error(exc: ValidationError, file: str | None = None, prefix: str = "") -> Any:
     """A pydantic error as one :class:`LorescanError` line: every problem, each naming its field
     (``prefix`` goes before the field path, e.g. ``"settings."``)."""
-    from ._errors import LorescanError
-
     errors = exc.errors()
     parts, field = [], None
     for err in errors:
