@@ -106,7 +106,7 @@ class _Shape:
     what is left per dict is a C-level read of the values, the checks of the container fields, and
     the instance. The dicts a reader gives share a few shapes (a book's entries, a chat's messages)."""
 
-    __slots__ = ("names", "get", "checks", "extra", "given", "fill")
+    __slots__ = ("names", "get", "checks", "extra", "given", "fill", "shared")
 
     def __init__(self, plan: _Plan, names: list[Any], checks: list[tuple[int, str, Check, bool, Any]],
                  extra: list[Any]) -> None:
@@ -118,6 +118,8 @@ class _Shape:
         self.extra = tuple(extra)   # the extra keys, in order
         self.given = frozenset(names).union(extra)
         self.fill = [f for f in plan.fill if f[0] not in self.given]
+        #: a caller's fields set found equal to ``given`` (see :func:`build_directly`), or None
+        self.shared: set[str] | None = None
 
 
 def _one(name: Any) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
@@ -159,16 +161,17 @@ def plain_plan(cls: type[BaseModel]) -> PlainPlan | None:
     return plan
 
 
-def build(cls: type[M], data: dict[str, Any]) -> M:
+def build(cls: type[M], data: dict[str, Any], fields_set: set[str] | None = None) -> M:
     """``cls.model_validate(data)`` for a dict, made directly when no value needs pydantic, until
     the class's validator is built: by a caller, or here once :data:`SWITCH_AFTER` instances were
     made directly (a long-running process, or a big file, then uses pydantic's compiled one); a
-    class of more than :data:`DIRECT_FIELDS` fields is always made directly."""
+    class of more than :data:`DIRECT_FIELDS` fields is always made directly (``fields_set``: see
+    :func:`build_directly`)."""
     direct = _DIRECT.get(cls)
     if direct is None:
         direct = _DIRECT[cls] = len(cls.model_fields) > DIRECT_FIELDS
     if direct:
-        return build_directly(cls, data)
+        return build_directly(cls, data, fields_set)
     if cls.__pydantic_complete__:
         return validator(cls)(data)
     made = _MADE[cls] = _MADE.get(cls, 0) + 1
@@ -184,8 +187,11 @@ def build(cls: type[M], data: dict[str, Any]) -> M:
     return build_directly(cls, data)
 
 
-def build_directly(cls: type[M], data: dict[str, Any]) -> M:
-    """:func:`build` without ever building the validator (the path the tests compare)."""
+def build_directly(cls: type[M], data: dict[str, Any], fields_set: set[str] | None = None) -> M:
+    """:func:`build` without ever building the validator (the path the tests compare).
+    ``fields_set``: a set the caller shares between instances and copies before one changes it
+    (``_model._Ordered`` does), made the instance's fields set when it equals the one ``data``
+    gives; else the instance gets a set of its own."""
     plan = _PLANS[cls] if cls in _PLANS else _PLANS.setdefault(cls, _plan(cls))
     if plan is None or type(data) is not dict:
         return cls.model_validate(data)
@@ -220,7 +226,10 @@ def build_directly(cls: type[M], data: dict[str, Any]) -> M:
         fields[name] = _default(default, factory)
     m = cls.__new__(cls)
     _setattr(m, "__dict__", fields)
-    _setattr(m, "__pydantic_fields_set__", set(shape.given))
+    if fields_set is not None and (fields_set is shape.shared or _adopt(shape, fields_set)):
+        _setattr(m, "__pydantic_fields_set__", fields_set)
+    else:
+        _setattr(m, "__pydantic_fields_set__", set(shape.given))
     _setattr(m, "__pydantic_extra__", dict(zip(shape.extra, map(given.__getitem__, shape.extra)))
              if plan.allow_extra else None)
     private = None
@@ -232,6 +241,14 @@ def build_directly(cls: type[M], data: dict[str, Any]) -> M:
 
 
 _UNSEEN = object()
+
+
+def _adopt(shape: _Shape, fields_set: set[str]) -> bool:
+    """Whether a caller's shared ``fields_set`` is the shape's fields set (then kept for the next)."""
+    if fields_set != shape.given:
+        return False
+    shape.shared = fields_set
+    return True
 
 
 def _shape(plan: _Plan, keys: tuple[Any, ...], kinds: tuple[type, ...]) -> _Shape | None:

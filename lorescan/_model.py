@@ -101,23 +101,23 @@ class _Ordered(BaseModel):
         """Read a JSON object; a value of the wrong type raises :class:`LorescanError` naming the field."""
         if not isinstance(data, dict):
             raise LorescanError(f"expected a JSON object, got {type(data).__name__}")
-        try:
-            obj = build(cls, data)
+        order = tuple(data)
+        shared = _SHARES.get(order)
+        try:    # entries read alike share one fields set (copied by _own before one changes)
+            obj = build(cls, data, shared[1] if shared is not None else None)
         except ValidationError as exc:
             err = exc.errors()[0]
             loc = ".".join(str(x) for x in err.get("loc", ()))
             raise LorescanError(f"{err.get('msg', 'invalid value')} (got {err.get('input')!r:.60})",
                                 uid=data.get("uid"), field=loc or None) from None
-        order = tuple(data)
         given = obj.__pydantic_fields_set__
-        shared = _SHARES.get(order)
         if shared is None:
             if len(_SHARES) >= 4096:     # a file of ever new key orders: each entry its own
                 object.__setattr__(obj, "__pydantic_private__", {"_order": order})
                 return obj
             shared = _SHARES[order] = (order, given, {"_order": order})
             _SHARED.update((id(given), id(shared[2])))
-        elif shared[1] == given:
+        elif given is not shared[1] and shared[1] == given:
             object.__setattr__(obj, "__pydantic_fields_set__", shared[1])
         # set directly: an assignment would go through pydantic's __setattr__
         object.__setattr__(obj, "__pydantic_private__", shared[2])

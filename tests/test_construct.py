@@ -267,6 +267,22 @@ def test_a_big_book_builds_no_entry_validator(tmp_path: Any) -> None:
     assert json.loads(dumped) == [_model.Entry.model_validate(v).model_dump(exclude_unset=True) for v in raw.values()]
 
 
+def test_a_callers_shared_fields_set_is_taken_only_when_equal() -> None:
+    """``build_directly`` gives an instance the caller's shared fields set when it equals the one
+    the dict gives (checked once per shape, then known by identity), else a set of its own."""
+    data = {"uid": 1, "key": ["a"], "comment": "x", "zz_extra": 1}
+    shared = {"uid", "key", "comment", "zz_extra"}
+    first = build_directly(_model.Entry, data, shared)
+    again = build_directly(_model.Entry, {**data, "uid": 2}, shared)
+    assert first.__pydantic_fields_set__ is shared and again.__pydantic_fields_set__ is shared
+    other = {"uid", "key"}
+    own = build_directly(_model.Entry, {**data, "uid": 3}, other)
+    assert own.__pydantic_fields_set__ == shared and own.__pydantic_fields_set__ is not shared
+    assert own.__pydantic_fields_set__ is not other and other == {"uid", "key"}
+    alone = build_directly(_model.Entry, {**data, "uid": 4})
+    assert alone.__pydantic_fields_set__ == shared and alone.__pydantic_fields_set__ is not shared
+
+
 def test_entries_read_alike_share_their_field_set_until_one_changes() -> None:
     """Entries read with one key order share one set of given fields and one key order (a huge
     book would hold 100,000 copies); assigning to one entry gives it a set of its own first."""
