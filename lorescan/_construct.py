@@ -14,6 +14,7 @@ one pydantic gives; ``tests/test_construct.py`` checks the two against each othe
 from __future__ import annotations
 
 import gc
+import os
 import threading
 import types
 import typing
@@ -24,6 +25,13 @@ from operator import itemgetter
 from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
+
+try:    # the optional C extension (setup.py); LORESCAN_NATIVE=0 turns it off
+    from . import _native as native
+except ImportError:     # not built: the same steps run in Python
+    native = None  # type: ignore[assignment]
+if os.environ.get("LORESCAN_NATIVE", "1") == "0":
+    native = None  # type: ignore[assignment]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -207,11 +215,14 @@ def build_directly(cls: type[M], data: dict[str, Any], fields_set: set[str] | No
     shape = cast("_Shape | None", found)
     if shape is None:
         return cls.model_validate(data)
-    values = shape.get(given)
-    fields = plan.base.copy()   # every field in order with its default; given values replace them
-    fields.update(zip(shape.names, values))
-    for i, name, check, copies, nested in shape.checks:
-        value = values[i]
+    if native is not None:      # the same two dicts in C
+        fields, extra = native.shaped_fields(plan.base, shape.names, shape.extra, given)
+    else:
+        fields = plan.base.copy()   # every field in order with its default; given values replace them
+        fields.update(zip(shape.names, shape.get(given)))
+        extra = dict(zip(shape.extra, map(given.__getitem__, shape.extra)))
+    for _, name, check, copies, nested in shape.checks:
+        value = fields[name]
         if check(value):
             if copies and type(value) in _CONTAINERS:   # validation builds a new list or dict
                 fields[name] = type(value)(value)
@@ -224,18 +235,18 @@ def build_directly(cls: type[M], data: dict[str, Any], fields_set: set[str] | No
             return cls.model_validate(data)
     for name, default, factory in shape.fill:
         fields[name] = _default(default, factory)
-    m = cls.__new__(cls)
-    _setattr(m, "__dict__", fields)
-    if fields_set is not None and (fields_set is shape.shared or _adopt(shape, fields_set)):
-        _setattr(m, "__pydantic_fields_set__", fields_set)
-    else:
-        _setattr(m, "__pydantic_fields_set__", set(shape.given))
-    _setattr(m, "__pydantic_extra__", dict(zip(shape.extra, map(given.__getitem__, shape.extra)))
-             if plan.allow_extra else None)
+    if fields_set is None or (fields_set is not shape.shared and not _adopt(shape, fields_set)):
+        fields_set = set(shape.given)
     private = None
     if plan.privates:
         private = plan.private.copy() if plan.private is not None \
             else {name: _default(default, factory) for name, default, factory in plan.privates}
+    if native is not None:
+        return native.shaped_model(cls, fields, fields_set, extra if plan.allow_extra else None, private)
+    m = cls.__new__(cls)
+    _setattr(m, "__dict__", fields)
+    _setattr(m, "__pydantic_fields_set__", fields_set)
+    _setattr(m, "__pydantic_extra__", extra if plan.allow_extra else None)
     _setattr(m, "__pydantic_private__", private)
     return m
 

@@ -7,13 +7,12 @@ rare gate then get a :class:`PlainEntry` record for the engine's fast path.
 from __future__ import annotations
 
 import enum
-import os
 from collections.abc import Callable, Sequence
 from itertools import chain, compress, count, islice, repeat
 from operator import and_, attrgetter, is_, not_
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from . import _js
+from . import _construct, _js
 from ._compile import CompiledEntry
 from ._keys import MACRO, SKIP, Key, KeyItem, Needles, prepare_items, prepare_macro, register
 from ._keys_unicode import UnicodeNeedles
@@ -23,12 +22,8 @@ from ._match import SILLYTAVERN, UNICODE, MatchMode, fold, nfc
 if TYPE_CHECKING:
     from ._plan import Plan
 
-try:    # the optional C extension (setup.py); LORESCAN_NATIVE=0 turns it off
-    from . import _native as native
-except ImportError:     # not built: the same steps run in Python
-    native = None  # type: ignore[assignment]
-if os.environ.get("LORESCAN_NATIVE", "1") == "0":
-    native = None  # type: ignore[assignment]
+#: the optional C extension, or None (not built, or LORESCAN_NATIVE=0): see _construct
+native = _construct.native
 
 
 class Sentinel(enum.Enum):

@@ -467,6 +467,28 @@ def test_json_layout_of_nested_empties_strings_and_bad_arguments() -> None:
         native.json_layout("[]", 5000)
 
 
+def test_shaped_fields_and_model_as_build_directly_makes_them() -> None:
+    """``shaped_fields`` copies the defaults and puts the given values in place (a new name last),
+    the extra keys in a dict of their own; ``shaped_model`` sets the four pydantic attributes."""
+    from lorescan._model import ChatMessage
+
+    base = {"a": 1, "b": [], "c": None}
+    given = {"c": "x", "a": 5, "z": 9, "d": 4}
+    fields, extra = native.shaped_fields(base, ("c", "a", "d"), ("z",), given)
+    assert list(fields.items()) == [("a", 5), ("b", []), ("c", "x"), ("d", 4)] and extra == {"z": 9}
+    assert fields["b"] is base["b"] and base == {"a": 1, "b": [], "c": None}     # base itself unchanged
+    with pytest.raises(KeyError, match="'q'"):
+        native.shaped_fields(base, ("q",), (), given)
+    with pytest.raises(TypeError, match="shaped_fields"):
+        native.shaped_fields(base, ["a"], (), given)
+    fields_set = {"name", "mes"}
+    m = native.shaped_model(ChatMessage, {"name": "Ann", "mes": "hi"}, fields_set, {"x": 1}, None)
+    assert type(m) is ChatMessage and m.name == "Ann" and m.mes == "hi"
+    assert m.__pydantic_fields_set__ is fields_set and m.model_extra == {"x": 1} and m.__pydantic_private__ is None
+    with pytest.raises(TypeError, match="shaped_model"):
+        native.shaped_model(ChatMessage, [], fields_set, None, None)
+
+
 _WORDS = st.sampled_from(["dragon", "Dragon", "  the sea ", "", "   ", "{{user}} waves", "\u00a0fire\u3000", "ash\nember"])
 _MESSAGES = st.builds(lambda name, mes, user, system: {"name": name, "mes": mes, "is_user": user, "is_system": system},
                       st.sampled_from(["Ann", "Bob", "", "Bo", "Al"]), _WORDS, st.booleans(), st.integers(0, 4).map(lambda n: n == 0))

@@ -254,3 +254,92 @@ ls_plain_models(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     return out;
 }
+
+/* ---------------------------------------------------------------- models of a known shape
+ *
+ * lorescan/_construct.py (build_directly) is the reference: for a dict of a shape it has worked out
+ * (its keys in order and their values' types), the model's __dict__ is a copy of every field's
+ * default with the given values in place, and its extra values a dict of the extra keys; the
+ * instance then gets them as object.__setattr__ sets them. A world-info file's entries are all of
+ * a few shapes, and these two steps were most of reading one entry. */
+
+/* d[key] for each key of `keys`, set in `into` (a borrowed dict): 0, or -1 on error (a missing
+ * key: KeyError, as the reference's itemgetter raises) */
+static int
+copy_items(PyObject *into, PyObject *keys, PyObject *d)
+{
+    Py_ssize_t k, n = PyTuple_GET_SIZE(keys);
+    PyObject *key, *value;
+
+    for (k = 0; k < n; k++) {
+        key = PyTuple_GET_ITEM(keys, k);
+        value = PyDict_GetItemWithError(d, key);      /* borrowed */
+        if (value == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetObject(PyExc_KeyError, key);
+            return -1;
+        }
+        if (PyDict_SetItem(into, key, value) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* shaped_fields(base, names, extra, given) -> (fields, extra_values)
+ *
+ * A copy of `base` with given[name] for each of `names` (each keeps its place in `base`, new
+ * names go last), and a new dict {key: given[key]} for each of `extra`. */
+PyObject *
+ls_shaped_fields(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *fields, *extra, *out;
+
+    (void)self;
+    if (nargs != 4 || !PyDict_CheckExact(args[0]) || !PyTuple_CheckExact(args[1]) || !PyTuple_CheckExact(args[2])
+        || !PyDict_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "shaped_fields(base: dict, names: tuple, extra: tuple, given: dict)");
+        return NULL;
+    }
+    fields = PyDict_Copy(args[0]);
+    extra = fields == NULL ? NULL : PyDict_New();
+    if (extra == NULL || copy_items(fields, args[1], args[3]) < 0 || copy_items(extra, args[2], args[3]) < 0) {
+        Py_XDECREF(fields);
+        Py_XDECREF(extra);
+        return NULL;
+    }
+    out = PyTuple_Pack(2, fields, extra);
+    Py_DECREF(fields);
+    Py_DECREF(extra);
+    return out;
+}
+
+/* shaped_model(cls, fields, fields_set, extra, private) -> instance
+ *
+ * cls.__new__(cls) with __dict__, __pydantic_fields_set__, __pydantic_extra__ and
+ * __pydantic_private__ set to the values given, as object.__setattr__ sets them. */
+PyObject *
+ls_shaped_model(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyTypeObject *type;
+    PyObject *empty, *obj;
+
+    (void)self;
+    if (nargs != 5 || !PyType_Check(args[0]) || !PyDict_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "shaped_model(cls: type, fields: dict, fields_set, extra, private)");
+        return NULL;
+    }
+    type = (PyTypeObject *)args[0];
+    empty = PyTuple_New(0);
+    obj = empty == NULL ? NULL : type->tp_new(type, empty, NULL);
+    Py_XDECREF(empty);
+    if (obj == NULL)
+        return NULL;
+    if (PyObject_GenericSetAttr(obj, s_dict, args[1]) < 0
+        || PyObject_GenericSetAttr(obj, s_pydantic_fields_set, args[2]) < 0
+        || PyObject_GenericSetAttr(obj, s_pydantic_extra, args[3]) < 0
+        || PyObject_GenericSetAttr(obj, s_pydantic_private, args[4]) < 0) {
+        Py_DECREF(obj);
+        return NULL;
+    }
+    return obj;
+}

@@ -68,6 +68,8 @@ PyObject *ls_kept_indexes(PyObject *self, PyObject *const *args, Py_ssize_t narg
 PyObject *ls_plain_models(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_bare_models(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_bare_model(PyTypeObject *type, PyObject *fields, PyObject *fields_set);
+PyObject *ls_shaped_fields(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *ls_shaped_model(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* listing.c */
 PyObject *ls_list_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* bpe.c */
