@@ -206,7 +206,7 @@ def build_directly(cls: type[M], data: dict[str, Any], fields_set: set[str] | No
     given = plan.before(data) if plan.before is not None else data
     if type(given) is not dict:
         return cls.model_validate(data)
-    key = (tuple(given), tuple(map(type, given.values())))
+    key = native.shape_key(given) if native is not None else (tuple(given), tuple(map(type, given.values())))
     found = plan.shapes.get(key, _UNSEEN)
     if found is _UNSEEN:
         found = _shape(plan, *key)

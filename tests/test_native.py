@@ -487,6 +487,11 @@ def test_shaped_fields_and_model_as_build_directly_makes_them() -> None:
     assert m.__pydantic_fields_set__ is fields_set and m.model_extra == {"x": 1} and m.__pydantic_private__ is None
     with pytest.raises(TypeError, match="shaped_model"):
         native.shaped_model(ChatMessage, [], fields_set, None, None)
+    d = {"b": 1, "a": "x", "c": None, 3: [1]}
+    assert native.shape_key(d) == (tuple(d), tuple(map(type, d.values()))) == (("b", "a", "c", 3), (int, str, type(None), list))
+    assert native.shape_key({}) == ((), ())
+    with pytest.raises(TypeError, match="shape_key"):
+        native.shape_key([])
 
 
 _WORDS = st.sampled_from(["dragon", "Dragon", "  the sea ", "", "   ", "{{user}} waves", "\u00a0fire\u3000", "ash\nember"])

@@ -343,3 +343,36 @@ ls_shaped_model(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     return obj;
 }
+
+/* shape_key(d) -> (keys, types): (tuple(d), tuple(map(type, d.values()))), the key under which
+ * build_directly keeps how dicts of this shape are made */
+PyObject *
+ls_shape_key(PyObject *self, PyObject *d)
+{
+    Py_ssize_t pos = 0, k = 0, n;
+    PyObject *keys, *types, *key, *value, *out;
+
+    (void)self;
+    if (!PyDict_Check(d)) {
+        PyErr_SetString(PyExc_TypeError, "shape_key(d: dict)");
+        return NULL;
+    }
+    n = PyDict_GET_SIZE(d);
+    keys = PyTuple_New(n);
+    types = keys == NULL ? NULL : PyTuple_New(n);
+    if (types == NULL) {
+        Py_XDECREF(keys);
+        return NULL;
+    }
+    while (k < n && PyDict_Next(d, &pos, &key, &value)) {
+        Py_INCREF(key);
+        PyTuple_SET_ITEM(keys, k, key);
+        Py_INCREF(Py_TYPE(value));
+        PyTuple_SET_ITEM(types, k, (PyObject *)Py_TYPE(value));
+        k++;
+    }
+    out = PyTuple_Pack(2, keys, types);
+    Py_DECREF(keys);
+    Py_DECREF(types);
+    return out;
+}

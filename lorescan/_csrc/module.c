@@ -11,7 +11,8 @@
  *   window.c   the scan window's messages, trimmed, and their hits (scan_window); the chat's
  *              messages that are not system messages (kept_indexes);
  *   messages.c chat messages made from plain dicts (plain_models); models from trusted dicts
- *              (bare_models); models from dicts of a known shape (shaped_fields, shaped_model);
+ *              (bare_models); models from dicts of a known shape (shape_key, shaped_fields,
+ *              shaped_model);
  *   attrs.c    slot attributes read at their offsets (ls_getattr, for the files above);
  *   listing.c  each needle's entries, listed while a key index is built (list_entries);
  *   json.c     a string as a JSON literal (json_string: the service's replies carry entry texts);
@@ -57,6 +58,8 @@ static PyMethodDef module_methods[] = {
     {"plain_models", (PyCFunction)(void (*)(void))ls_plain_models, METH_FASTCALL,
      "plain_models(items, cls, names, kinds, defaults, validate) -> list: each item as a `cls` instance: made "
      "directly from a dict whose field values have exactly their kinds (b's' str, b'b' bool), else validate(item)."},
+    {"shape_key", (PyCFunction)ls_shape_key, METH_O,
+     "shape_key(d) -> (keys, types): (tuple(d), tuple(map(type, d.values())))."},
     {"shaped_fields", (PyCFunction)(void (*)(void))ls_shaped_fields, METH_FASTCALL,
      "shaped_fields(base, names, extra, given) -> (fields, extra_values): a copy of base with given[name] for each "
      "name, and {key: given[key]} for each extra key (build_directly's dicts for a known shape)."},

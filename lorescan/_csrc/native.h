@@ -70,6 +70,7 @@ PyObject *ls_bare_models(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 PyObject *ls_bare_model(PyTypeObject *type, PyObject *fields, PyObject *fields_set);
 PyObject *ls_shaped_fields(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_shaped_model(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *ls_shape_key(PyObject *self, PyObject *d);
 /* listing.c */
 PyObject *ls_list_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* bpe.c */
