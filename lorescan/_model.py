@@ -241,7 +241,8 @@ class Lorebook(BaseModel):
 
     @property
     def content_hash(self) -> str | None:
-        """A hash of the file content this book was loaded from (``None`` for books built in code)."""
+        """A hash of the file content this book was loaded from (BLAKE2b; ``None`` for books built in
+        code): what ``compile(cache=True)`` knows a file it compiled before by."""
         return self._content_hash
 
     @classmethod

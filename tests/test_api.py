@@ -98,6 +98,10 @@ def test_compile_cache_reuses_books_loaded_from_the_same_content(tmp_path) -> No
     assert second.activate([ChatMessage(name="U", mes="b")]).activated_keys() == ["w.0"]
     built = Lorebook.from_entries("w", [{"uid": 0, "key": ["a"]}])
     assert built.content_hash is None and lorescan.compile([built], cache=True) is not first
+    import hashlib
+
+    digest = hashlib.blake2b(path.read_bytes(), digest_size=32).hexdigest()
+    assert load(str(path)).books[0].content_hash == f"{digest}:0:0"     # the file's hash, book 0, no v3 decorators
 
 
 def test_emitted_activations_equal_pydantic_construction() -> None:
