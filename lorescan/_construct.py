@@ -114,10 +114,10 @@ class _Shape:
     what is left per dict is a C-level read of the values, the checks of the container fields, and
     the instance. The dicts a reader gives share a few shapes (a book's entries, a chat's messages)."""
 
-    __slots__ = ("names", "get", "checks", "extra", "given", "fill", "shared")
+    __slots__ = ("names", "get", "checks", "extra", "given", "fill", "shared", "layout")
 
-    def __init__(self, plan: _Plan, names: list[Any], checks: list[tuple[int, str, Check, bool, Any]],
-                 extra: list[Any]) -> None:
+    def __init__(self, plan: _Plan, keys: tuple[Any, ...], names: list[Any],
+                 checks: list[tuple[int, str, Check, bool, Any]], extra: list[Any]) -> None:
         self.names = tuple(names)   # the fields given, in order
         #: their values, as a tuple
         self.get: Callable[[dict[str, Any]], tuple[Any, ...]] = itemgetter(*names) if len(names) > 1 \
@@ -128,6 +128,11 @@ class _Shape:
         self.fill = [f for f in plan.fill if f[0] not in self.given]
         #: a caller's fields set found equal to ``given`` (see :func:`build_directly`), or None
         self.shared: set[str] | None = None
+        #: per key of such a dict, in order: its field's name as the plan's defaults hold it, or
+        #: None for an extra key (the C extension's ``shaped_fields`` reads the dict so)
+        fields = set(names)
+        own = {name: name for name in plan.base}
+        self.layout = tuple(own.get(key, key) if key in fields else None for key in keys)
 
 
 def _one(name: Any) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
@@ -216,7 +221,7 @@ def build_directly(cls: type[M], data: dict[str, Any], fields_set: set[str] | No
     if shape is None:
         return cls.model_validate(data)
     if native is not None:      # the same two dicts in C
-        fields, extra = native.shaped_fields(plan.base, shape.names, shape.extra, given)
+        fields, extra = native.shaped_fields(plan.base, shape.layout, given)
     else:
         fields = plan.base.copy()   # every field in order with its default; given values replace them
         fields.update(zip(shape.names, shape.get(given)))
@@ -286,7 +291,7 @@ def _shape(plan: _Plan, keys: tuple[Any, ...], kinds: tuple[type, ...]) -> _Shap
             continue
         checks.append((len(names), name, *field))
         names.append(name)
-    return _Shape(plan, names, checks, extra)
+    return _Shape(plan, keys, names, checks, extra)
 
 
 def _default(default: Any, factory: Any) -> Any:

@@ -469,18 +469,19 @@ def test_json_layout_of_nested_empties_strings_and_bad_arguments() -> None:
 
 def test_shaped_fields_and_model_as_build_directly_makes_them() -> None:
     """``shaped_fields`` copies the defaults and puts the given values in place (a new name last),
-    the extra keys in a dict of their own; ``shaped_model`` sets the four pydantic attributes."""
+    the extra keys' values in a dict of their own, reading the dict by its layout; ``shaped_model``
+    sets the four pydantic attributes."""
     from lorescan._model import ChatMessage
 
     base = {"a": 1, "b": [], "c": None}
     given = {"c": "x", "a": 5, "z": 9, "d": 4}
-    fields, extra = native.shaped_fields(base, ("c", "a", "d"), ("z",), given)
+    fields, extra = native.shaped_fields(base, ("c", "a", None, "d"), given)
     assert list(fields.items()) == [("a", 5), ("b", []), ("c", "x"), ("d", 4)] and extra == {"z": 9}
     assert fields["b"] is base["b"] and base == {"a": 1, "b": [], "c": None}     # base itself unchanged
-    with pytest.raises(KeyError, match="'q'"):
-        native.shaped_fields(base, ("q",), (), given)
+    with pytest.raises(TypeError, match="an item of layout per key of given"):
+        native.shaped_fields(base, ("c", "a", None), given)
     with pytest.raises(TypeError, match="shaped_fields"):
-        native.shaped_fields(base, ["a"], (), given)
+        native.shaped_fields(base, ["c", "a", None, "d"], given)
     fields_set = {"name", "mes"}
     m = native.shaped_model(ChatMessage, {"name": "Ann", "mes": "hi"}, fields_set, {"x": 1}, None)
     assert type(m) is ChatMessage and m.name == "Ann" and m.mes == "hi"

@@ -263,54 +263,46 @@ ls_plain_models(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  * instance then gets them as object.__setattr__ sets them. A world-info file's entries are all of
  * a few shapes, and these two steps were most of reading one entry. */
 
-/* d[key] for each key of `keys`, set in `into` (a borrowed dict): 0, or -1 on error (a missing
- * key: KeyError, as the reference's itemgetter raises) */
-static int
-copy_items(PyObject *into, PyObject *keys, PyObject *d)
-{
-    Py_ssize_t k, n = PyTuple_GET_SIZE(keys);
-    PyObject *key, *value;
-
-    for (k = 0; k < n; k++) {
-        key = PyTuple_GET_ITEM(keys, k);
-        value = PyDict_GetItemWithError(d, key);      /* borrowed */
-        if (value == NULL) {
-            if (!PyErr_Occurred())
-                PyErr_SetObject(PyExc_KeyError, key);
-            return -1;
-        }
-        if (PyDict_SetItem(into, key, value) < 0)
-            return -1;
-    }
-    return 0;
-}
-
-/* shaped_fields(base, names, extra, given) -> (fields, extra_values)
+/* shaped_fields(base, layout, given) -> (fields, extra_values)
  *
- * A copy of `base` with given[name] for each of `names` (each keeps its place in `base`, new
- * names go last), and a new dict {key: given[key]} for each of `extra`. */
+ * For a dict `given` of a shape build_directly has worked out: a copy of `base` (every field in
+ * order with its default) with given's values in place, and a new dict of given's extra values.
+ * `layout` has an item per key of `given`, in order: the field's name as `base` holds it (the very
+ * object, so each value finds its place at once), or None for an extra key. The values are read in
+ * one pass over `given`, not looked up. */
 PyObject *
 ls_shaped_fields(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *fields, *extra, *out;
+    PyObject *layout, *given, *fields, *extra, *key, *value, *name, *out;
+    Py_ssize_t pos = 0, k = 0, n;
 
     (void)self;
-    if (nargs != 4 || !PyDict_CheckExact(args[0]) || !PyTuple_CheckExact(args[1]) || !PyTuple_CheckExact(args[2])
-        || !PyDict_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError, "shaped_fields(base: dict, names: tuple, extra: tuple, given: dict)");
+    if (nargs != 3 || !PyDict_CheckExact(args[0]) || !PyTuple_CheckExact(args[1]) || !PyDict_Check(args[2])
+        || PyTuple_GET_SIZE(args[1]) != PyDict_GET_SIZE(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "shaped_fields(base: dict, layout: tuple, given: dict), "
+                                         "an item of layout per key of given");
         return NULL;
     }
+    layout = args[1];
+    given = args[2];
+    n = PyTuple_GET_SIZE(layout);
     fields = PyDict_Copy(args[0]);
     extra = fields == NULL ? NULL : PyDict_New();
-    if (extra == NULL || copy_items(fields, args[1], args[3]) < 0 || copy_items(extra, args[2], args[3]) < 0) {
-        Py_XDECREF(fields);
-        Py_XDECREF(extra);
-        return NULL;
+    if (extra == NULL)
+        goto error;
+    while (k < n && PyDict_Next(given, &pos, &key, &value)) {
+        name = PyTuple_GET_ITEM(layout, k++);
+        if (PyDict_SetItem(name == Py_None ? extra : fields, name == Py_None ? key : name, value) < 0)
+            goto error;
     }
     out = PyTuple_Pack(2, fields, extra);
     Py_DECREF(fields);
     Py_DECREF(extra);
     return out;
+error:
+    Py_XDECREF(fields);
+    Py_XDECREF(extra);
+    return NULL;
 }
 
 /* shaped_model(cls, fields, fields_set, extra, private) -> instance

@@ -61,8 +61,9 @@ static PyMethodDef module_methods[] = {
     {"shape_key", (PyCFunction)ls_shape_key, METH_O,
      "shape_key(d) -> (keys, types): (tuple(d), tuple(map(type, d.values())))."},
     {"shaped_fields", (PyCFunction)(void (*)(void))ls_shaped_fields, METH_FASTCALL,
-     "shaped_fields(base, names, extra, given) -> (fields, extra_values): a copy of base with given[name] for each "
-     "name, and {key: given[key]} for each extra key (build_directly's dicts for a known shape)."},
+     "shaped_fields(base, layout, given) -> (fields, extra_values): a copy of base with given's values in place "
+     "(layout: per key of given, the field's name as base holds it, or None for an extra key), and the extra "
+     "values (build_directly's dicts for a known shape)."},
     {"shaped_model", (PyCFunction)(void (*)(void))ls_shaped_model, METH_FASTCALL,
      "shaped_model(cls, fields, fields_set, extra, private) -> instance: cls.__new__(cls) with its pydantic "
      "attributes set as object.__setattr__ sets them."},
