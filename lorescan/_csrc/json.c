@@ -305,12 +305,11 @@ ls_json_layout(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     int kind;
     const void *data;
 
+    (void)self;
     if (nargs != 2 || !PyUnicode_Check(args[0]) || !PyLong_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError, "json_layout(text: str, indent: int)");
         return NULL;
     }
-    if (escape_of['"'] == 0)
-        init_escapes();
     text = args[0];
     indent = PyLong_AsSsize_t(args[1]);
     if (indent == -1 && PyErr_Occurred())

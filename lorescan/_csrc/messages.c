@@ -65,6 +65,28 @@ set_raw(PyObject *obj, PyObject *name, PyObject *value)
     return r;
 }
 
+/* An instance of `type` (type.__new__(type)) with its __dict__, fields set, extra and private
+ * values set as object.__setattr__ sets them (each value borrowed); a new reference, or NULL on
+ * error. */
+static PyObject *
+new_model(PyTypeObject *type, PyObject *fields, PyObject *fields_set, PyObject *extra, PyObject *private)
+{
+    PyObject *args = PyTuple_New(0), *obj;
+
+    obj = args == NULL ? NULL : type->tp_new(type, args, NULL);
+    Py_XDECREF(args);
+    if (obj == NULL)
+        return NULL;
+    if (PyObject_GenericSetAttr(obj, s_dict, fields) < 0
+        || PyObject_GenericSetAttr(obj, s_pydantic_fields_set, fields_set) < 0
+        || PyObject_GenericSetAttr(obj, s_pydantic_extra, extra) < 0
+        || PyObject_GenericSetAttr(obj, s_pydantic_private, private) < 0) {
+        Py_DECREF(obj);
+        return NULL;
+    }
+    return obj;
+}
+
 /* An instance of `type` holding `fields` as its __dict__ (the dict itself), `fields_set` as its
  * fields set, and no extra or private values: what lorescan/_model.py's `construct` makes. Steals
  * the references to `fields` and `fields_set` (either NULL: an error already set); a new
@@ -72,32 +94,11 @@ set_raw(PyObject *obj, PyObject *name, PyObject *value)
 PyObject *
 ls_bare_model(PyTypeObject *type, PyObject *fields, PyObject *fields_set)
 {
-    PyObject *args, *obj;
+    PyObject *obj = fields == NULL || fields_set == NULL ? NULL
+                    : new_model(type, fields, fields_set, Py_None, Py_None);
 
-    if (fields == NULL || fields_set == NULL) {
-        Py_XDECREF(fields);
-        Py_XDECREF(fields_set);
-        return NULL;
-    }
-    args = PyTuple_New(0);
-    obj = args == NULL ? NULL : type->tp_new(type, args, NULL);
-    Py_XDECREF(args);
-    if (obj == NULL) {
-        Py_DECREF(fields);
-        Py_DECREF(fields_set);
-        return NULL;
-    }
-    if (set_raw(obj, s_dict, fields) < 0) {         /* (each set_raw releases its value) */
-        Py_DECREF(fields_set);
-        Py_DECREF(obj);
-        return NULL;
-    }
-    if (set_raw(obj, s_pydantic_fields_set, fields_set) < 0
-        || set_raw(obj, s_pydantic_extra, (Py_INCREF(Py_None), Py_None)) < 0
-        || set_raw(obj, s_pydantic_private, (Py_INCREF(Py_None), Py_None)) < 0) {
-        Py_DECREF(obj);
-        return NULL;
-    }
+    Py_XDECREF(fields);
+    Py_XDECREF(fields_set);
     return obj;
 }
 
@@ -312,28 +313,12 @@ error:
 PyObject *
 ls_shaped_model(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyTypeObject *type;
-    PyObject *empty, *obj;
-
     (void)self;
     if (nargs != 5 || !PyType_Check(args[0]) || !PyDict_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError, "shaped_model(cls: type, fields: dict, fields_set, extra, private)");
         return NULL;
     }
-    type = (PyTypeObject *)args[0];
-    empty = PyTuple_New(0);
-    obj = empty == NULL ? NULL : type->tp_new(type, empty, NULL);
-    Py_XDECREF(empty);
-    if (obj == NULL)
-        return NULL;
-    if (PyObject_GenericSetAttr(obj, s_dict, args[1]) < 0
-        || PyObject_GenericSetAttr(obj, s_pydantic_fields_set, args[2]) < 0
-        || PyObject_GenericSetAttr(obj, s_pydantic_extra, args[3]) < 0
-        || PyObject_GenericSetAttr(obj, s_pydantic_private, args[4]) < 0) {
-        Py_DECREF(obj);
-        return NULL;
-    }
-    return obj;
+    return new_model((PyTypeObject *)args[0], args[1], args[2], args[3], args[4]);
 }
 
 /* shape_key(d) -> (keys, types): (tuple(d), tuple(map(type, d.values()))), the key under which
