@@ -7,7 +7,8 @@ steps in Python (``lorescan/_csrc/module.c`` says more)."""
 from setuptools import Extension, setup
 
 SOURCES = ["module.c", "window.c", "gates.c", "order.c", "budget.c", "records.c", "hits.c", "attrs.c", "buckets.c",
-           "json.c", "messages.c", "listing.c", "bpe.c"]
+           "json.c", "messages.c", "listing.c", "bpe.c",
+           "compile.c"]
 
 setup(ext_modules=[Extension("lorescan._native", [f"lorescan/_csrc/{name}" for name in SOURCES],
                              depends=["lorescan/_csrc/native.h", "lorescan/_csrc/unicode14.h"], optional=True, extra_compile_args=["-O2"])])

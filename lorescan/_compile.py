@@ -14,7 +14,7 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
-from . import _js
+from . import _construct, _js
 from ._model import Entry, Lorebook
 
 KNOWN_DECORATORS = ("@@activate", "@@dont_activate")
@@ -289,7 +289,12 @@ def compile_books(books: Iterable[Lorebook]) -> list[tuple[Lorebook, list[Compil
     gid = 0
     for book in books:
         entries = book.scan_order()
-        compiled = list(map(_UnfilledEntry, range(gid, gid + len(entries)), repeat(book.name), entries))
+        native = _construct.native
+        if native is not None and type(entries) is list:    # the usual entries in C, the others here
+            compiled = native.compiled_entries(_UnfilledEntry, gid, book.name, entries, _NO_DECORATORS,
+                                               _UnfilledEntry)
+        else:
+            compiled = list(map(_UnfilledEntry, range(gid, gid + len(entries)), repeat(book.name), entries))
         gid += len(compiled)
         out.append((book, compiled))  # type: ignore[arg-type]
     return out

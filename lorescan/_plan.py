@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from operator import attrgetter
 
-from . import _js
+from . import _construct, _js
 from ._card_book import card_book_names
 from ._compile import CompiledEntry
 from ._mode import Mode
@@ -36,25 +36,18 @@ class Plan:
         self.constants: list[int] = []
         levels: dict[float | str, None] = {}    # SillyTavern's Set: first-seen order
         self.delayed: list[CompiledEntry] = []
-        depth = 0.0
-        for i, ce in enumerate(entries):    # one pass (100k entries): every per-entry fact at once
-            pos[ce.gid] = i
-            if ce.constant or (ce.decorators and "@@activate" in ce.decorators):
-                self.constants.append(ce.gid)
-            if ce.delay_until_recursion:
-                levels[ce.dur_level] = None
-            if ce.delay is not None and _js.truthy(ce.delay):
-                self.delayed.append(ce)
-            if ce.scan_depth is not None:
-                d = _js.to_number(ce.scan_depth)
-                if d == d and d > depth:
-                    depth = d
+        native = _construct.native
+        if native is not None and type(entries) is list:    # the same loop in C
+            depth, nan = native.plan_facts(CompiledEntry, entries, pos, self.constants, levels, self.delayed,
+                                           _js.truthy, _js.to_number)
+        else:
+            depth, nan = _facts(entries, pos, self.constants, levels, self.delayed)
         self.levels = _js.ascending_set(levels)
         self._by_key: dict[str, CompiledEntry] | None = None
         self._unique_keys: bool | None = None
         self.max_scan_depth = depth if depth else 0
         #: whether an order is NaN (not a number): its sorts are V8's (:func:`_js.sort_descending`)
-        self.nan_orders = any(map(math.isnan, map(_ORDER, entries)))
+        self.nan_orders = nan
 
     def unique_keys(self) -> bool:
         """Whether no two entries share a ``"<book>.<uid>"`` key (worked out on first use): then an
@@ -73,6 +66,27 @@ class Plan:
                 got.setdefault(ce.key, ce)
             self._by_key = got
         return got
+
+
+def _facts(entries: list[CompiledEntry], pos: list[int], constants: list[int], levels: dict[float | str, None],
+           delayed: list[CompiledEntry]) -> tuple[float, bool]:
+    """Every per-entry fact a plan holds, in one pass (100k entries): each entry's place, the
+    constant ones, the delay-until-recursion levels, the delayed ones; the greatest scan depth, and
+    whether an order is NaN. ``plan_facts`` in ``_csrc/compile.c`` does the same."""
+    depth = 0.0
+    for i, ce in enumerate(entries):
+        pos[ce.gid] = i
+        if ce.constant or (ce.decorators and "@@activate" in ce.decorators):
+            constants.append(ce.gid)
+        if ce.delay_until_recursion:
+            levels[ce.dur_level] = None
+        if ce.delay is not None and _js.truthy(ce.delay):
+            delayed.append(ce)
+        if ce.scan_depth is not None:
+            d = _js.to_number(ce.scan_depth)
+            if d == d and d > depth:
+                depth = d
+    return depth, any(map(math.isnan, map(_ORDER, entries)))
 
 
 def card_books_first(plan: Plan, books: Sequence[Lorebook]) -> Plan:

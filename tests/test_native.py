@@ -731,3 +731,99 @@ def test_list_entries_refuses_what_it_cannot_list() -> None:
     native.list_entries([2, Key(1, "a", nids=(0, 1)), Key(3, "/x/"), Key(3, "/y/"), Key(SKIP, ""), 0],
                         [7, 8, 8, 8, 9, 9], lists, always, SKIP)
     assert lists == [[8, 9], [8], [7]] and always == [8]
+
+
+_ODD = st.sampled_from([None, True, False, 0, 1, -3, 2**53, 2**53 + 1, -(2**60), 1.5, 0.0, float("nan"), float("inf"),
+                        "", "0", "2", "x"])
+_ENTRY_FIELDS = st.fixed_dictionaries({
+    "uid": st.integers(0, 40),
+    "content": st.sampled_from(["", "plain text", "@@activate\nhello", "@@dont_activate", "@@@x\n@@activate\nbody",
+                                "@", "@@", None]),
+    "order": _ODD, "constant": _ODD, "delayUntilRecursion": _ODD, "scanDepth": _ODD, "delay": _ODD,
+    "key": st.sampled_from([["a"], [], None]),
+    "keysecondary": st.sampled_from([["b"], [], None]),
+    "caseSensitive": st.sampled_from([None, True, False, 1]),
+    "matchWholeWords": st.sampled_from([None, True, False, "yes"]),
+})
+
+
+def _same(a: object, b: object) -> bool:
+    """One value, or equal values of one type (NaN included)."""
+    return a is b or (type(a) is type(b) and (a == b or repr(a) == repr(b)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(fields=st.lists(_ENTRY_FIELDS, max_size=12), start_book=st.booleans())
+def test_compiled_entries_and_plan_facts_agree_with_the_python_steps(fields, start_book) -> None:
+    """Books compiled with ``compiled_entries`` and planned with ``plan_facts`` equal the same done by
+    ``CompiledEntry.__init__`` and ``Plan``'s Python loop, slot by slot (the usual entries are made in
+    C, the rest by the class; NaN, huge and odd values included)."""
+    from unittest import mock
+
+    from lorescan import _construct, _engine
+    from lorescan._compile import CompiledEntry, compile_books
+    from lorescan._model import Lorebook
+    from lorescan._plan import plan_books
+
+    books = [Lorebook.from_entries("first", [{**f, "uid": i} for i, f in enumerate(fields)])]
+    if start_book:
+        books.insert(0, Lorebook.from_entries("zero", [{"uid": 0, "content": "z", "order": 7}]))
+    mode = _engine.mode_for("1.18", True)
+
+    def build() -> tuple[list, object]:
+        compiled = compile_books(books)
+        total = sum(len(es) for _, es in compiled)
+        return compiled, plan_books(compiled, total, mode, 1, True, None, None)
+
+    c_books, c_plan = build()
+    with mock.patch.object(_construct, "native", None):
+        p_books, p_plan = build()
+    for (_, c_entries), (_, p_entries) in zip(c_books, p_books, strict=True):
+        for c, p in zip(c_entries, p_entries, strict=True):
+            assert type(c) is type(p)
+            for name in CompiledEntry.__slots__:
+                if name != "_hash":
+                    assert _same(getattr(c, name), getattr(p, name)), name
+    assert c_plan.pos == p_plan.pos and c_plan.constants == p_plan.constants
+    assert c_plan.levels == p_plan.levels and _same(c_plan.max_scan_depth, p_plan.max_scan_depth)
+    assert [ce.gid for ce in c_plan.delayed] == [ce.gid for ce in p_plan.delayed]
+    assert c_plan.nan_orders is p_plan.nan_orders
+
+
+def test_compiled_entries_and_plan_facts_on_known_entries() -> None:
+    """The usual entry is made in C with the slots set; an entry with a decorator, a float order or
+    a true delayUntilRecursion goes to ``make``; the plan's facts are read off the slots."""
+    from lorescan import _js
+    from lorescan._compile import CompiledEntry, _UnfilledEntry
+    from lorescan._model import Entry
+
+    entries = [Entry.from_json(d) for d in (
+        {"uid": 0, "content": "text", "order": 5, "constant": True, "key": ["a"], "scanDepth": 3},
+        {"uid": 1, "content": "@@activate\nx", "order": 2},
+        {"uid": 2, "content": "y", "order": 1.5, "delay": 2},
+        {"uid": 3, "content": "z", "order": 1, "delayUntilRecursion": 2, "scanDepth": 7.5},
+    )]
+    made: list[int] = []
+
+    def make(gid: int, book: str, entry: Entry) -> CompiledEntry:
+        made.append(gid)
+        return _UnfilledEntry(gid, book, entry)
+
+    out = native.compiled_entries(_UnfilledEntry, 10, "b", entries, [], make)
+    assert made == [11, 12, 13] and [ce.gid for ce in out] == [10, 11, 12, 13]
+    first = out[0]
+    assert (first.content, first.order_num, first.constant, first.keys, first.decorators, first.dur_level) == \
+        ("text", 5, True, ["a"], [], 0.0)
+    assert first.delay_until_recursion is False and first.entry is entries[0] and first.book == "b"
+    assert out[1].decorators == ["@@activate"] and out[1].content == "x"
+    pos, constants, levels, delayed = [-1] * 14, [], {}, []
+    depth, nan = native.plan_facts(CompiledEntry, out, pos, constants, levels, delayed, _js.truthy, _js.to_number)
+    assert pos[10:] == [0, 1, 2, 3] and pos[:10] == [-1] * 10
+    assert constants == [10, 11] and levels == {2: None} and [ce.gid for ce in delayed] == [12]
+    assert (depth, nan) == (7.5, False)
+    with pytest.raises(IndexError, match="a gid outside"):
+        native.plan_facts(CompiledEntry, out, [-1] * 5, [], {}, [], _js.truthy, _js.to_number)
+    with pytest.raises(TypeError, match="compiled_entries"):
+        native.compiled_entries(_UnfilledEntry, 0, "b", tuple(entries), [], make)
+    with pytest.raises(TypeError, match="not a slot"):
+        native.compiled_entries(Entry, 0, "b", entries, [], make)

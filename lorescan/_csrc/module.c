@@ -14,6 +14,7 @@
  *              (bare_models); models from dicts of a known shape (shape_key, shaped_fields,
  *              shaped_model);
  *   attrs.c    slot attributes read at their offsets (ls_getattr, for the files above);
+ *   compile.c  a book's entries compiled (compiled_entries), and a plan's per-entry facts (plan_facts);
  *   listing.c  each needle's entries, listed while a key index is built (list_entries);
  *   json.c     a string as a JSON literal (json_string: the service's replies carry entry texts);
  *              compact JSON laid out with an indent (json_layout: writing a book back);
@@ -69,6 +70,15 @@ static PyMethodDef module_methods[] = {
      "attributes set as object.__setattr__ sets them."},
     {"bare_models", (PyCFunction)(void (*)(void))ls_bare_models, METH_FASTCALL,
      "bare_models(cls, dicts) -> list: construct(cls, d) for each trusted dict (its __dict__ the dict itself)."},
+    {"compiled_entries", (PyCFunction)(void (*)(void))ls_compiled_entries, METH_FASTCALL,
+     "compiled_entries(cls, start, book, entries, no_decorators, make) -> list: each entry as a `cls` instance "
+     "numbered from start, its slots set as CompiledEntry.__init__ sets them; an entry with a decorator, an order "
+     "that is not an exact int, a constant not a bool or None, or a true delayUntilRecursion is make(gid, book, "
+     "entry)."},
+    {"plan_facts", (PyCFunction)(void (*)(void))ls_plan_facts, METH_FASTCALL,
+     "plan_facts(cls, entries, pos, constants, levels, delayed, truthy, to_number) -> tuple: Plan.__init__'s "
+     "loop: each entry's place in pos[gid], the constant and @@activate gids, the delay-until-recursion levels, "
+     "the delayed entries; (the greatest scan depth (0.0 for none), whether an order_num is NaN)."},
     {"list_entries", (PyCFunction)(void (*)(void))ls_list_entries, METH_FASTCALL,
      "list_entries(items, owners, lists, always, skip) -> None: each owner's gid listed under its prepared key's "
      "needles (an int: lists[id]; a Key: its nids, else `always` unless its kind is `skip`)."},

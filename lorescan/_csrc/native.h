@@ -71,6 +71,9 @@ PyObject *ls_bare_model(PyTypeObject *type, PyObject *fields, PyObject *fields_s
 PyObject *ls_shaped_fields(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_shaped_model(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_shape_key(PyObject *self, PyObject *d);
+/* compile.c */
+PyObject *ls_compiled_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *ls_plan_facts(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* listing.c */
 PyObject *ls_list_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* bpe.c */
