@@ -296,5 +296,5 @@ def compile_books(books: Iterable[Lorebook]) -> list[tuple[Lorebook, list[Compil
         else:
             compiled = list(map(_UnfilledEntry, range(gid, gid + len(entries)), repeat(book.name), entries))
         gid += len(compiled)
-        out.append((book, compiled))  # type: ignore[arg-type]
+        out.append((book, compiled))
     return out

@@ -42,6 +42,13 @@ def kept_indexes(chat: list[Any], start: int, stop: int, message_type: type, /) 
 def collect_hits(matches: Iterator[tuple[int, int | tuple[int, ...]]], text: str, found: set[int], word: list[bool],
                  length: list[int], base: int, /) -> None: ...
 
+def compiled_entries(cls: type[_M], start: int, book: str, entries: list[Any], no_decorators: list[str],
+                     make: Callable[[int, str, Any], Any], /) -> list[Any]: ...
+
+def plan_facts(cls: type, entries: list[Any], pos: list[int], constants: list[int], levels: dict[Any, None],
+               delayed: list[Any], truthy: Callable[[Any], bool], to_number: Callable[[Any], float],
+               /) -> tuple[float, bool]: ...
+
 def list_entries(items: list[Any], owners: list[int], lists: list[list[int]], always: list[int], skip: int,
                  /) -> None: ...
 
