@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
+from functools import partial
 from itertools import chain, compress, count, islice, repeat
 from operator import and_, attrgetter, is_, not_
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -131,44 +132,51 @@ class KeyIndex:
             distinct = {k for keys in chain(klists, slists) if keys for k in keys if type(k) is str}
         cache = needles.add_keys(distinct, mode)
         gids = list(map(_GID, group))
-        # Every primary key prepared by lookup, for listing each needle's entries.
-        present = list(filter(None, klists))
-        try:
-            items = list(map(cache.__getitem__, chain.from_iterable(present)))
-        except (KeyError, TypeError):   # odd keys: one by one
-            items = list(chain.from_iterable(prepare_items(ks, cache, mode, needles) for ks in present))
-        owners = list(chain.from_iterable(map(repeat, compress(gids, klists), map(len, present))))
-        # Entries with a macro key are prepared per names (BoundIndex); their other keys are
-        # listed here like any other. Found from the prepared primary keys and the raw secondary ones.
+        # Every primary key prepared by lookup and each needle's entries listed; entries with a macro
+        # key (their places in the group) are prepared per names (BoundIndex), their other keys
+        # listed like any other.
+        if native is not None:      # the same in one pass in C
+            macro = set(native.index_keys(klists, gids, cache, needles.entries, self.always, SKIP, MACRO,
+                                          partial(prepare_items, cache=cache, mode=mode, needles=needles)))
+        else:
+            macro = self._list_keys(klists, gids, cache, mode)
         macro_raws = set(compress(cache.keys(), map(is_, cache.values(), repeat(MACRO))))
         self.card_macros = self.card_macros or any(names_card_macro(r) for r in macro_raws if type(r) is str)
-        macro: set[int] = set()
-        if macro_raws:
-            at = list(compress(range(len(items)), map(is_, items, repeat(MACRO))))
-            macro.update(map(owners.__getitem__, at))
-            for p in at:
-                items[p] = _NO_NEEDLE
+        if macro_raws:      # and entries with a macro secondary key
             sec = list(filter(None, slists))
             try:
                 hits = list(map(macro_raws.__contains__, chain.from_iterable(sec)))
             except TypeError:   # an unhashable key
                 hits = [type(k) is str and k in macro_raws for k in chain.from_iterable(sec)]
             if any(hits):
-                sec_owners = chain.from_iterable(map(repeat, compress(gids, slists), map(len, sec)))
-                macro.update(compress(sec_owners, hits))
-        if macro:
-            where = dict(zip(gids, count()))
-            for g in sorted(macro):
-                i = where[g]
-                self.macro.append((group[i], prepare_items(klists[i], cache, mode, needles),
-                                   prepare_items(slists[i], cache, mode, needles), mode))
-            self.primary.skip.update(macro)
-            self.secondary.skip.update(macro)
+                macro.update(compress(chain.from_iterable(map(repeat, compress(count(), slists), map(len, sec))), hits))
+        for i in sorted(macro, key=gids.__getitem__):
+            self.macro.append((group[i], prepare_items(klists[i], cache, mode, needles),
+                               prepare_items(slists[i], cache, mode, needles), mode))
+        self.primary.skip.update(map(gids.__getitem__, macro))
+        self.secondary.skip.update(map(gids.__getitem__, macro))
         self.primary.add(gids, mode, cache)
         self.secondary.add(gids, mode, cache)
-        # Each needle lists its entries (an entry may be listed twice: candidates are sets).
-        (native.list_entries if native is not None else _list_entries)(items, owners, needles.entries,
-                                                                        self.always, SKIP)
+
+    def _list_keys(self, klists: list[Any], gids: list[int], cache: dict[object, KeyItem], mode: MatchMode) -> set[int]:
+        """Each entry's primary keys prepared by lookup and listed under their needles (an entry may
+        be listed twice: candidates are sets), but macro keys; the places of the entries with a
+        macro key. ``index_keys`` in ``_csrc/listing.c`` does the same in one pass."""
+        needles = self.needles
+        present = list(filter(None, klists))
+        try:
+            items = list(map(cache.__getitem__, chain.from_iterable(present)))
+        except (KeyError, TypeError):   # odd keys: one by one
+            items = list(chain.from_iterable(prepare_items(ks, cache, mode, needles) for ks in present))
+        owners = list(chain.from_iterable(map(repeat, compress(gids, klists), map(len, present))))
+        at = list(compress(range(len(items)), map(is_, items, repeat(MACRO))))
+        for p in at:
+            items[p] = _NO_NEEDLE
+        _list_entries(items, owners, needles.entries, self.always, SKIP)
+        if not at:
+            return set()
+        places = list(chain.from_iterable(map(repeat, compress(count(), klists), map(len, present))))
+        return set(map(places.__getitem__, at))
 
     def bind(self, env: MacroEnv) -> BoundIndex:
         """This index with macro keys substituted for ``env`` (the caller keeps it per names: a

@@ -42,6 +42,9 @@ def kept_indexes(chat: list[Any], start: int, stop: int, message_type: type, /) 
 def collect_hits(matches: Iterator[tuple[int, int | tuple[int, ...]]], text: str, found: set[int], word: list[bool],
                  length: list[int], base: int, /) -> None: ...
 
+def index_keys(klists: list[Any], gids: list[int], cache: dict[object, Any], lists: list[list[int]], always: list[int],
+               skip: int, macro: int, prepare: Callable[[Any], Sequence[Any]], /) -> list[int]: ...
+
 def compiled_entries(cls: type[_M], start: int, book: str, entries: list[Any], no_decorators: list[str],
                      make: Callable[[int, str, Any], Any], /) -> list[Any]: ...
 

@@ -709,7 +709,12 @@ def test_the_c_listing_agrees_with_the_python_listing(drawn) -> None:
 
     def listed() -> tuple:
         index = _index.KeyIndex(entries, False, True)
-        return index.needles.entries, index.always, [m[0].gid for m in index.macro]
+        def item(k: object) -> object:     # a Key by what it is (Keys compare by identity)
+            return k if type(k) is int else (k.kind, k.raw, k.text, k.nids)  # type: ignore[attr-defined]
+
+        return (index.needles.entries, index.always,
+                [(m[0].gid, [*map(item, m[1])], [*map(item, m[2])]) for m in index.macro],
+                index.primary.skip, index.secondary.skip, index.card_macros)
 
     in_c = listed()
     with pytest.MonkeyPatch.context() as m:
@@ -731,6 +736,32 @@ def test_list_entries_refuses_what_it_cannot_list() -> None:
     native.list_entries([2, Key(1, "a", nids=(0, 1)), Key(3, "/x/"), Key(3, "/y/"), Key(SKIP, ""), 0],
                         [7, 8, 8, 8, 9, 9], lists, always, SKIP)
     assert lists == [[8, 9], [8], [7]] and always == [8]
+
+
+def test_index_keys_lists_by_lookup_and_leaves_odd_keys_and_macros_to_the_caller() -> None:
+    """``index_keys`` lists each entry's looked-up keys; keys the cache lacks (or a value that is not
+    a list) go to ``prepare``; a macro item is not listed and names its entry's place; empty lists and None
+    are skipped."""
+    from lorescan._keys import MACRO, SKIP, Key
+
+    cache = {"a": 0, "b": 1, "m": MACRO, "r": Key(3, "/r/", nids=(2,))}
+    asked: list[object] = []
+
+    def prepare(keys: object) -> tuple:
+        asked.append(keys)
+        return (1,)
+
+    lists: list[list[int]] = [[], [], []]
+    always: list[int] = []
+    got = native.index_keys([["a", "b"], None, [], ["m", "a"], ["a", "zz"], ("b",), ["r", "b"], [["x"]]],
+                            [10, 11, 12, 13, 14, 15, 16, 17], cache, lists, always, SKIP, MACRO, prepare)
+    assert got == [3]
+    assert asked == [["a", "zz"], ("b",), [["x"]]]
+    assert lists == [[10, 13], [10, 14, 15, 16, 17], [16]] and always == []
+    with pytest.raises(TypeError, match="index_keys"):
+        native.index_keys([["a"]], [], cache, lists, always, SKIP, MACRO, prepare)
+    with pytest.raises(IndexError):
+        native.index_keys([["a"]], [1], {"a": 9}, lists, always, SKIP, MACRO, prepare)
 
 
 _ODD = st.sampled_from([None, True, False, 0, 1, -3, 2**53, 2**53 + 1, -(2**60), 1.5, 0.0, float("nan"), float("inf"),

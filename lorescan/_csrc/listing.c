@@ -99,3 +99,100 @@ ls_list_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     Py_RETURN_NONE;
 }
+
+/* One prepared key listed for owner `g` (list_entries' step); 0, or -1 on error. */
+static int
+list_item(PyObject *item, PyObject *g, PyObject *lists, PyObject *always, PyObject *skip)
+{
+    return PyLong_CheckExact(item) ? list_under(lists, item, g) : list_key(item, g, lists, always, skip);
+}
+
+/* An entry's raw keys prepared by lookup in `cache`: a new list of new references, or NULL with no
+ * exception when a key is not there or cannot be hashed (the caller's `prepare` prepares them), or
+ * NULL with an exception on another error. */
+static PyObject *
+looked_up(PyObject *keys, PyObject *cache)
+{
+    Py_ssize_t k, n = PyList_GET_SIZE(keys);
+    PyObject *out = PyList_New(n), *item;
+
+    for (k = 0; out != NULL && k < n && k < PyList_GET_SIZE(keys); k++) {
+        item = PyDict_GetItemWithError(cache, PyList_GET_ITEM(keys, k));
+        if (item == NULL) {
+            Py_CLEAR(out);
+            if (PyErr_ExceptionMatches(PyExc_TypeError))    /* an unhashable key */
+                PyErr_Clear();
+            break;
+        }
+        Py_INCREF(item);
+        PyList_SET_ITEM(out, k, item);
+    }
+    if (out != NULL && k < n) {     /* the list got shorter: never, unless a key's __eq__ changed it */
+        Py_CLEAR(out);
+        PyErr_SetString(PyExc_RuntimeError, "index_keys: a key list changed while it was read");
+    }
+    return out;
+}
+
+/* index_keys(klists, gids, cache, lists, always, skip, macro, prepare) -> list
+ *
+ * KeyIndex._add_group's listing in one pass: for each entry, its primary keys klists[i] (a falsy
+ * value: none) prepared by lookup in `cache` (a list with a key the cache lacks or cannot hash, or
+ * keys that are not a list: prepare(keys)) and listed under their needles as list_entries lists
+ * them, the entry's gid being gids[i]; an item that is `macro` is not listed, and its entry's place
+ * i goes to the list returned (the entries with a macro key, in order). */
+PyObject *
+ls_index_keys(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *klists, *gids, *macro_places, *keys, *items, *g;
+    Py_ssize_t i, k;
+    int r, has_macro;
+
+    (void)self;
+    if (nargs != 8 || !PyList_Check(args[0]) || !PyList_Check(args[1]) || !PyDict_Check(args[2])
+        || !PyList_Check(args[3]) || !PyList_Check(args[4]) || PyList_GET_SIZE(args[0]) != PyList_GET_SIZE(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "index_keys(klists: list, gids: list (as long), cache: dict, lists: list, "
+                                         "always: list, skip, macro, prepare)");
+        return NULL;
+    }
+    klists = args[0];
+    gids = args[1];
+    macro_places = PyList_New(0);
+    for (i = 0; macro_places != NULL && i < PyList_GET_SIZE(klists) && i < PyList_GET_SIZE(gids); i++) {
+        keys = PyList_GET_ITEM(klists, i);
+        if (keys == Py_None || (PyList_CheckExact(keys) && PyList_GET_SIZE(keys) == 0))
+            continue;
+        Py_INCREF(keys);
+        g = PyList_GET_ITEM(gids, i);
+        Py_INCREF(g);
+        items = NULL;
+        r = PyList_CheckExact(keys) ? 1 : PyObject_IsTrue(keys);
+        if (r > 0 && PyList_CheckExact(keys))
+            items = looked_up(keys, args[2]);
+        if (r > 0 && items == NULL && !PyErr_Occurred()) {    /* odd keys: prepared one by one */
+            PyObject *made = PyObject_CallOneArg(args[7], keys);
+            items = made == NULL ? NULL : PySequence_List(made);
+            Py_XDECREF(made);
+        }
+        r = r < 0 || (r > 0 && items == NULL) ? -1 : 0;
+        has_macro = 0;
+        for (k = 0; items != NULL && r == 0 && k < PyList_GET_SIZE(items); k++) {
+            PyObject *item = PyList_GET_ITEM(items, k);
+            if (item == args[6])
+                has_macro = 1;
+            else
+                r = list_item(item, g, args[3], args[4], args[5]);
+        }
+        if (r == 0 && has_macro) {
+            PyObject *place = PyLong_FromSsize_t(i);
+            r = place == NULL ? -1 : PyList_Append(macro_places, place);
+            Py_XDECREF(place);
+        }
+        Py_XDECREF(items);
+        Py_DECREF(g);
+        Py_DECREF(keys);
+        if (r < 0)
+            Py_CLEAR(macro_places);
+    }
+    return macro_places;
+}

@@ -76,6 +76,7 @@ PyObject *ls_compiled_entries(PyObject *self, PyObject *const *args, Py_ssize_t 
 PyObject *ls_plan_facts(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* listing.c */
 PyObject *ls_list_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *ls_index_keys(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* bpe.c */
 PyObject *ls_bpe_table(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_count_bpe(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
