@@ -11,6 +11,7 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from functools import cmp_to_key
+from operator import eq
 from typing import Any, TypeVar
 
 from ._jssort import v8_sort
@@ -177,7 +178,7 @@ def sort_descending(items: list[T], number: Callable[[T], float]) -> list[T]:
     and stable. A ``NaN`` order makes the comparator answer 0 (equal) against every other, which is
     not an order: the result is then whatever V8's sort makes of it (:mod:`._jssort`)."""
     keys = list(map(number, items))
-    if all(k == k for k in keys):   # noqa: PLR0124 (NaN test)
+    if all(map(eq, keys, keys)):    # no NaN
         return sorted(items, key=number, reverse=True)
     by_item = dict(zip(map(id, items), keys))
 
