@@ -97,7 +97,18 @@ class KeyIndex:
         #: whether a macro key names one of the card's macros: else keys bind to the names alone
         self.card_macros = False
         needles = self.needles
-        # Entries grouped by their (case, word) mode; most use the global one.
+        self._add_groups(entries, default)
+        needles.build()
+        # done growing: tuples are smaller, and the collector stops walking tuples of ints
+        needles.entries = list(map(tuple, needles.entries))  # type: ignore[arg-type]
+        #: (regex key text, piece, how it is searched) -> whether the regex matches that piece, or
+        #: TIMED_OUT (see ``ScanBuffer.regex_piecewise``); kept across evaluations like hits.
+        self.piece_memo: dict[tuple[str, str, int], object] = {}
+
+    def _add_groups(self, entries: Sequence[CompiledEntry], default: MatchMode) -> None:
+        """The entries grouped by their (case, word) mode (most use the global one), each group's
+        keys added."""
+        case_sensitive, whole_words, word_rule = self.case_sensitive, self.whole_words, self.word_rule
         cs_own, ww_own = list(map(_CS, entries)), list(map(_WW, entries))
         plain = list(map(and_, map(is_, cs_own, repeat(None)), map(is_, ww_own, repeat(None))))
         by_mode: dict[MatchMode, list[CompiledEntry]] = {default: []}
@@ -110,12 +121,6 @@ class KeyIndex:
                 by_mode.setdefault(_modes(ecs, eww, case_sensitive, whole_words, word_rule), []).append(ce)
         for mode, group in by_mode.items():
             self._add_group(group, mode)
-        needles.build()
-        # done growing: tuples are smaller, and the collector stops walking tuples of ints
-        needles.entries = list(map(tuple, needles.entries))  # type: ignore[arg-type]
-        #: (regex key text, piece, how it is searched) -> whether the regex matches that piece, or
-        #: TIMED_OUT (see ``ScanBuffer.regex_piecewise``); kept across evaluations like hits.
-        self.piece_memo: dict[tuple[str, str, int], object] = {}
 
     def _add_group(self, group: list[CompiledEntry], mode: MatchMode) -> None:
         """Prepare the keys of entries sharing one (case, word) mode: each distinct raw key once
@@ -123,15 +128,18 @@ class KeyIndex:
         an entry with a macro key goes to :attr:`macro`. Built with C-level maps where it can: this
         runs once per 100k-entry book."""
         needles = self.needles
-        klists = list(map(_KEYS, group))
-        slists = list(map(_SECONDARY, group))
-        try:
-            distinct = set(chain.from_iterable(filter(None, klists)))
-            distinct.update(chain.from_iterable(filter(None, slists)))
-        except TypeError:   # an unhashable key (never a match): prepared where it is used
-            distinct = {k for keys in chain(klists, slists) if keys for k in keys if type(k) is str}
+        # each entry's key lists and gid, and every key: in one pass in C, else here
+        read = native.key_lists(CompiledEntry, group) if native is not None else None
+        if read is not None:
+            klists, slists, gids, distinct = read
+        else:
+            klists, slists, gids = list(map(_KEYS, group)), list(map(_SECONDARY, group)), list(map(_GID, group))
+            try:
+                distinct = set(chain.from_iterable(filter(None, klists)))
+                distinct.update(chain.from_iterable(filter(None, slists)))
+            except TypeError:   # an unhashable key (never a match): prepared where it is used
+                distinct = {k for keys in chain(klists, slists) if keys for k in keys if type(k) is str}
         cache = needles.add_keys(distinct, mode)
-        gids = list(map(_GID, group))
         # Every primary key prepared by lookup and each needle's entries listed; entries with a macro
         # key (their places in the group) are prepared per names (BoundIndex), their other keys
         # listed like any other.

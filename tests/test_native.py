@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from array import array
+from itertools import chain
 
 import pytest
 from hypothesis import given, settings
@@ -736,6 +737,31 @@ def test_list_entries_refuses_what_it_cannot_list() -> None:
     native.list_entries([2, Key(1, "a", nids=(0, 1)), Key(3, "/x/"), Key(3, "/y/"), Key(SKIP, ""), 0],
                         [7, 8, 8, 8, 9, 9], lists, always, SKIP)
     assert lists == [[8, 9], [8], [7]] and always == [8]
+
+
+def test_key_lists_reads_each_entrys_keys_and_every_key_in_the_key_indexs_order() -> None:
+    """``key_lists``: the key lists and gids as read, and every key (primary ones first, so the set
+    is the one KeyIndex builds); None for an unhashable key."""
+
+    class Rec:
+        __slots__ = ("keys", "keys_secondary", "gid")
+
+        def __init__(self, gid: int, keys: object, secondary: object) -> None:
+            self.gid, self.keys, self.keys_secondary = gid, keys, secondary
+
+    recs = [Rec(0, ["a", "b"], None), Rec(1, [], ["c", "a"]), Rec(2, None, ("d",)), Rec(3, ["e"], [])]
+    klists, slists, gids, distinct = native.key_lists(Rec, recs)
+    assert klists == [["a", "b"], [], None, ["e"]] and slists == [None, ["c", "a"], ("d",), []]
+    assert klists[0] is recs[0].keys and gids == [0, 1, 2, 3]
+    expected = set(chain.from_iterable(filter(None, klists)))
+    expected.update(chain.from_iterable(filter(None, slists)))
+    assert list(distinct) == list(expected) and distinct == {"a", "b", "c", "d", "e"}
+    assert native.key_lists(Rec, [*recs, Rec(4, [["unhashable"]], None)]) is None
+    assert native.key_lists(Rec, [Rec(4, ["x"], [{}])]) is None
+    with pytest.raises(TypeError, match="not a slot"):
+        native.key_lists(int, recs)
+    with pytest.raises(TypeError, match="key_lists"):
+        native.key_lists(Rec, tuple(recs))
 
 
 def test_index_keys_lists_by_lookup_and_leaves_odd_keys_and_macros_to_the_caller() -> None:

@@ -98,3 +98,47 @@ ls_entry_text(PyObject *ce, PyObject *gid, PyObject *contents)
     }
     return PyErr_Occurred() ? NULL : ls_getattr(ce, s_content);
 }
+
+/* The offsets of the slots `names` (n interned names) in instances of `cls`: 0, or -1 with a
+ * TypeError naming `who` when one of them is not a plain slot of `cls` or of a class it derives from. */
+int
+ls_slot_offsets(PyTypeObject *cls, PyObject *const *names, int n, Py_ssize_t *offsets, const char *who)
+{
+    int k;
+
+    for (k = 0; k < n; k++) {
+        PyObject *descr = PyObject_GetAttr((PyObject *)cls, names[k]);
+        offsets[k] = -1;
+        if (descr == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+                return -1;
+            PyErr_Clear();
+        }
+        else if (Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+            PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
+            if (m->type == T_OBJECT_EX && m->offset > 0 && PyType_IsSubtype(cls, PyDescr_TYPE(descr)))
+                offsets[k] = m->offset;
+        }
+        Py_XDECREF(descr);
+        if (offsets[k] < 0) {
+            PyErr_Format(PyExc_TypeError, "%s: %U is not a slot of the class", who, names[k]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* obj's slot at `offset` (a new reference) when obj is an instance of `cls` (the class the offset
+ * is of) and the slot is set; else getattr(obj, name), which fills a lazily read entry. */
+PyObject *
+ls_slot_or_attr(PyObject *obj, PyTypeObject *cls, Py_ssize_t offset, PyObject *name)
+{
+    if (PyObject_TypeCheck(obj, cls)) {
+        PyObject *v = *(PyObject **)((char *)obj + offset);
+        if (v != NULL) {
+            Py_INCREF(v);
+            return v;
+        }
+    }
+    return PyObject_GetAttr(obj, name);
+}

@@ -39,34 +39,6 @@ intern_names(void)
     return zero_level == NULL ? -1 : 0;
 }
 
-/* The offset of each slot in instances of `cls`, -1 with TypeError when one is not a plain slot. */
-static int
-slot_offsets(PyTypeObject *cls, Py_ssize_t *offsets)
-{
-    int k;
-
-    for (k = 0; k < N_SLOTS; k++) {
-        PyObject *descr = PyObject_GetAttr((PyObject *)cls, slot_keys[k]);
-        offsets[k] = -1;
-        if (descr == NULL) {
-            if (!PyErr_ExceptionMatches(PyExc_AttributeError))
-                return -1;
-            PyErr_Clear();
-        }
-        else if (Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
-            PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
-            if (m->type == T_OBJECT_EX && m->offset > 0 && PyType_IsSubtype(cls, PyDescr_TYPE(descr)))
-                offsets[k] = m->offset;
-        }
-        Py_XDECREF(descr);
-        if (offsets[k] < 0) {
-            PyErr_Format(PyExc_TypeError, "compiled_entries: %U is not a slot of the class", slot_keys[k]);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* Whether an exact int lies within +-2**53 (a number JavaScript holds exactly). */
 static int
 exact_int(PyObject *v)
@@ -199,7 +171,8 @@ ls_compiled_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     cls = (PyTypeObject *)args[0];
     entries = args[3];
     start = PyLong_AsSsize_t(args[1]);
-    if ((start == -1 && PyErr_Occurred()) || intern_names() < 0 || slot_offsets(cls, offsets) < 0)
+    if ((start == -1 && PyErr_Occurred()) || intern_names() < 0
+        || ls_slot_offsets(cls, slot_keys, N_SLOTS, offsets, "compiled_entries") < 0)
         return NULL;
     n = PyList_GET_SIZE(entries);
     out = PyList_New(n);
@@ -234,20 +207,8 @@ static const char *fact_names[N_FACTS] = {
 };
 static PyObject *fact_keys[N_FACTS], *activate_text;
 
-/* An entry's attribute: at its slot's offset when `ce` is an instance of the class the offsets are
- * of and the slot is set, else through the attribute lookup (which fills an unfilled entry). */
-static PyObject *
-fact(PyObject *ce, int mine, const Py_ssize_t *offsets, int k)
-{
-    if (mine) {
-        PyObject *v = *(PyObject **)((char *)ce + offsets[k]);
-        if (v != NULL) {
-            Py_INCREF(v);
-            return v;
-        }
-    }
-    return PyObject_GetAttr(ce, fact_keys[k]);
-}
+/* An entry's fact k (see ls_slot_or_attr). */
+#define fact(ce, cls, offsets, k) ls_slot_or_attr((ce), (cls), (offsets)[k], fact_keys[k])
 
 /* JavaScript truthiness (_js.truthy): -1 on error. */
 static int
@@ -294,14 +255,14 @@ js_number(PyObject *v, PyObject *to_number, double *out)
 
 /* One entry's facts at place i; 0, or -1 on error. */
 static int
-plan_entry(PyObject *ce, int mine, const Py_ssize_t *offsets, Py_ssize_t i, PyObject *const *args, double *depth,
+plan_entry(PyObject *ce, PyTypeObject *cls, const Py_ssize_t *offsets, Py_ssize_t i, PyObject *const *args, double *depth,
            int *nan)
 {
     PyObject *pos = args[2], *gid, *v, *place;
     Py_ssize_t g;
     int b;
 
-    if ((gid = fact(ce, mine, offsets, P_GID)) == NULL)
+    if ((gid = fact(ce, cls, offsets, P_GID)) == NULL)
         return -1;
     g = PyLong_AsSsize_t(gid);
     if (g < 0 || g >= PyList_GET_SIZE(pos)) {
@@ -316,11 +277,11 @@ plan_entry(PyObject *ce, int mine, const Py_ssize_t *offsets, Py_ssize_t i, PyOb
     }
     Py_SETREF(PyList_GET_ITEM(pos, g), place);    /* pos[gid] = i */
     b = 0;
-    if ((v = fact(ce, mine, offsets, P_CONSTANT)) != NULL) {
+    if ((v = fact(ce, cls, offsets, P_CONSTANT)) != NULL) {
         b = PyObject_IsTrue(v);
         Py_DECREF(v);
     }
-    if (v != NULL && b == 0 && (v = fact(ce, mine, offsets, P_DECORATORS)) != NULL) {  /* or "@@activate" in them */
+    if (v != NULL && b == 0 && (v = fact(ce, cls, offsets, P_DECORATORS)) != NULL) {  /* or "@@activate" in them */
         b = PyObject_IsTrue(v);
         if (b > 0)
             b = PySequence_Contains(v, activate_text);
@@ -331,23 +292,23 @@ plan_entry(PyObject *ce, int mine, const Py_ssize_t *offsets, Py_ssize_t i, PyOb
         return -1;
     }
     Py_DECREF(gid);
-    if ((v = fact(ce, mine, offsets, P_DUR)) == NULL)
+    if ((v = fact(ce, cls, offsets, P_DUR)) == NULL)
         return -1;
     b = PyObject_IsTrue(v);
     Py_DECREF(v);
     if (b > 0) {
-        if ((v = fact(ce, mine, offsets, P_DUR_LEVEL)) == NULL)
+        if ((v = fact(ce, cls, offsets, P_DUR_LEVEL)) == NULL)
             return -1;
         b = PyDict_SetItem(args[4], v, Py_None);
         Py_DECREF(v);
     }
-    if (b < 0 || (v = fact(ce, mine, offsets, P_DELAY)) == NULL)
+    if (b < 0 || (v = fact(ce, cls, offsets, P_DELAY)) == NULL)
         return -1;
     b = v == Py_None ? 0 : js_truthy(v, args[6]);
     Py_DECREF(v);
     if (b < 0 || (b > 0 && PyList_Append(args[5], ce) < 0))
         return -1;
-    if ((v = fact(ce, mine, offsets, P_SCAN_DEPTH)) == NULL)
+    if ((v = fact(ce, cls, offsets, P_SCAN_DEPTH)) == NULL)
         return -1;
     if (v != Py_None) {
         double d;
@@ -356,7 +317,7 @@ plan_entry(PyObject *ce, int mine, const Py_ssize_t *offsets, Py_ssize_t i, PyOb
             *depth = d;
     }
     Py_DECREF(v);
-    if (b < 0 || (v = fact(ce, mine, offsets, P_ORDER_NUM)) == NULL)
+    if (b < 0 || (v = fact(ce, cls, offsets, P_ORDER_NUM)) == NULL)
         return -1;
     if (!PyLong_CheckExact(v)) {        /* a float (an int is never NaN) */
         double d = PyFloat_AsDouble(v);
@@ -398,30 +359,13 @@ ls_plan_facts(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         if ((activate_text = PyUnicode_InternFromString("@@activate")) == NULL)
             return NULL;
     }
-    for (k = 0; k < N_FACTS; k++) {
-        PyObject *descr = PyObject_GetAttr((PyObject *)cls, fact_keys[k]);
-        offsets[k] = -1;
-        if (descr == NULL) {
-            if (!PyErr_ExceptionMatches(PyExc_AttributeError))
-                return NULL;
-            PyErr_Clear();
-        }
-        else if (Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
-            PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
-            if (m->type == T_OBJECT_EX && m->offset > 0 && PyType_IsSubtype(cls, PyDescr_TYPE(descr)))
-                offsets[k] = m->offset;
-        }
-        Py_XDECREF(descr);
-        if (offsets[k] < 0) {
-            PyErr_Format(PyExc_TypeError, "plan_facts: %U is not a slot of the class", fact_keys[k]);
-            return NULL;
-        }
-    }
+    if (ls_slot_offsets(cls, fact_keys, N_FACTS, offsets, "plan_facts") < 0)
+        return NULL;
     for (i = 0; i < PyList_GET_SIZE(args[1]); i++) {
         PyObject *ce = PyList_GET_ITEM(args[1], i);
         int r;
         Py_INCREF(ce);
-        r = plan_entry(ce, PyObject_TypeCheck(ce, cls), offsets, i, args, &depth, &nan);
+        r = plan_entry(ce, cls, offsets, i, args, &depth, &nan);
         Py_DECREF(ce);
         if (r < 0)
             return NULL;

@@ -196,3 +196,122 @@ ls_index_keys(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     return macro_places;
 }
+
+/* the slots key_lists reads */
+enum { K_KEYS, K_SECONDARY, K_GID, N_KEY_SLOTS };
+static const char *key_slot_names[N_KEY_SLOTS] = {"keys", "keys_secondary", "gid"};
+static PyObject *key_slots[N_KEY_SLOTS];
+
+/* Every key of a truthy `keys` value added to `distinct`: 1, 0 when a key cannot be hashed (the
+ * TypeError cleared), -1 on another error. */
+static int
+add_distinct(PyObject *distinct, PyObject *keys)
+{
+    PyObject *it, *k;
+    int r;
+
+    if (keys == Py_None)
+        return 1;
+    if (PyList_CheckExact(keys)) {
+        Py_ssize_t j;
+        for (j = 0; j < PyList_GET_SIZE(keys); j++) {
+            k = PyList_GET_ITEM(keys, j);
+            Py_INCREF(k);
+            r = PySet_Add(distinct, k);
+            Py_DECREF(k);
+            if (r < 0)
+                goto failed;
+        }
+        return 1;
+    }
+    r = PyObject_IsTrue(keys);
+    if (r <= 0)
+        return r < 0 ? -1 : 1;
+    if ((it = PyObject_GetIter(keys)) == NULL)
+        return -1;
+    while ((k = PyIter_Next(it)) != NULL) {
+        r = PySet_Add(distinct, k);
+        Py_DECREF(k);
+        if (r < 0)
+            break;
+    }
+    Py_DECREF(it);
+    if (!PyErr_Occurred())
+        return 1;
+failed:
+    if (!PyErr_ExceptionMatches(PyExc_TypeError))
+        return -1;
+    PyErr_Clear();
+    return 0;
+}
+
+/* key_lists(cls, entries) -> (klists, slists, gids, distinct) | None
+ *
+ * What KeyIndex._add_group reads of a group's entries, in one pass (`cls`: the class whose slots
+ * hold them): each one's primary and secondary key lists and gid, and the set of every key (the
+ * primary ones added first, then the secondary ones, in order: the set _add_group builds). None
+ * when a key cannot be hashed (the caller then reads them its own way). */
+PyObject *
+ls_key_lists(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyTypeObject *cls;
+    PyObject *entries, *lists[3] = {NULL, NULL, NULL}, *distinct = NULL, *out = NULL;
+    Py_ssize_t offsets[N_KEY_SLOTS], i, n;
+    int k, r = 1;
+
+    (void)self;
+    if (nargs != 2 || !PyType_Check(args[0]) || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "key_lists(cls: type, entries: list)");
+        return NULL;
+    }
+    cls = (PyTypeObject *)args[0];
+    entries = args[1];
+    for (k = 0; k < N_KEY_SLOTS; k++)
+        if (key_slots[k] == NULL && (key_slots[k] = PyUnicode_InternFromString(key_slot_names[k])) == NULL)
+            return NULL;
+    if (ls_slot_offsets(cls, key_slots, N_KEY_SLOTS, offsets, "key_lists") < 0)
+        return NULL;
+    n = PyList_GET_SIZE(entries);
+    for (k = 0; k < 3; k++)
+        if ((lists[k] = PyList_New(n)) == NULL)
+            goto done;
+    if ((distinct = PySet_New(NULL)) == NULL)
+        goto done;
+    for (i = 0; i < n && r > 0; i++) {
+        PyObject *ce;
+        if (i >= PyList_GET_SIZE(entries)) {
+            PyErr_SetString(PyExc_RuntimeError, "key_lists: the entries changed while they were read");
+            r = -1;
+            break;
+        }
+        ce = PyList_GET_ITEM(entries, i);
+        Py_INCREF(ce);
+        for (k = 0; k < N_KEY_SLOTS && r > 0; k++) {
+            PyObject *v = ls_slot_or_attr(ce, cls, offsets[k], key_slots[k]);
+            if (v == NULL) {
+                r = -1;
+                break;
+            }
+            if (k == K_KEYS)
+                r = add_distinct(distinct, v);
+            PyList_SET_ITEM(lists[k], i, v);
+        }
+        Py_DECREF(ce);
+    }
+    for (i = 0; i < n && r > 0; i++)     /* the secondary keys after all the primary ones, as KeyIndex adds them */
+    {
+        PyObject *keys = PyList_GET_ITEM(lists[K_SECONDARY], i);
+        Py_INCREF(keys);
+        r = add_distinct(distinct, keys);
+        Py_DECREF(keys);
+    }
+    if (r > 0)
+        out = Py_BuildValue("(OOOO)", lists[0], lists[1], lists[2], distinct);
+    else if (r == 0)
+        out = Py_NewRef(Py_None);
+done:
+    for (k = 0; k < 3; k++)
+        Py_XDECREF(lists[k]);
+    Py_XDECREF(distinct);
+    return out;
+}

@@ -15,7 +15,7 @@
  *              shaped_model);
  *   attrs.c    slot attributes read at their offsets (ls_getattr, for the files above);
  *   compile.c  a book's entries compiled (compiled_entries), and a plan's per-entry facts (plan_facts);
- *   listing.c  each needle's entries, listed while a key index is built (list_entries, index_keys);
+ *   listing.c  each needle's entries, listed while a key index is built (key_lists, index_keys, list_entries);
  *   json.c     a string as a JSON literal (json_string: the service's replies carry entry texts);
  *              compact JSON laid out with an indent (json_layout: writing a book back);
  *   bpe.c      cl100k token counts over lorescan's cached rank table (bpe_table, count_bpe).
@@ -86,6 +86,9 @@ static PyMethodDef module_methods[] = {
      "index_keys(klists, gids, cache, lists, always, skip, macro, prepare) -> list: each entry's primary keys "
      "prepared by lookup in cache (else prepare(keys)) and listed as list_entries lists them, but `macro` items; "
      "the places (in klists) of the entries with a `macro` item, in order."},
+    {"key_lists", (PyCFunction)(void (*)(void))ls_key_lists, METH_FASTCALL,
+     "key_lists(cls, entries) -> (klists, slists, gids, distinct) | None: each entry's primary and "
+     "secondary keys and gid, and the set of every key (primary ones first); None when a key cannot be hashed."},
     {"json_layout", (PyCFunction)(void (*)(void))ls_json_layout, METH_FASTCALL,
      "json_layout(text, indent) -> str: compact JSON text laid out as json.dumps(indent=indent) lays it out "
      "(indent < 0: compact), each lone surrogate in a string written as a \\uXXXX escape."},

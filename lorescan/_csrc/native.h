@@ -46,6 +46,8 @@ extern PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_ke
 /* attrs.c */
 PyObject *ls_getattr(PyObject *obj, PyObject *name);
 PyObject *ls_entry_text(PyObject *ce, PyObject *gid, PyObject *contents);
+int ls_slot_offsets(PyTypeObject *cls, PyObject *const *names, int n, Py_ssize_t *offsets, const char *who);
+PyObject *ls_slot_or_attr(PyObject *obj, PyTypeObject *cls, Py_ssize_t offset, PyObject *name);
 /* gates.c */
 PyObject *ls_bitmap(PyObject *self, PyObject *ids);
 PyObject *ls_json_string(PyObject *self, PyObject *text);
@@ -77,6 +79,7 @@ PyObject *ls_plan_facts(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 /* listing.c */
 PyObject *ls_list_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_index_keys(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *ls_key_lists(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* bpe.c */
 PyObject *ls_bpe_table(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_count_bpe(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
