@@ -197,7 +197,7 @@ def _list_entries(items: list[KeyItem], owners: list[int], lists: list[list[int]
     """Each owner's gid listed under its prepared key's needles: an int is a needle id; a Key is
     listed under its prefilter needles, or, with none and not of kind ``skip``, its entry is
     searched on every pass (``always``: a regex without a literal, a blank key, ``"\\x01"``).
-    ``list_entries`` in ``_csrc/listing.c`` does the same."""
+    ``index_keys`` in ``_csrc/listing.c`` does the same as it lists."""
     for nid, g in zip(items, owners):
         if type(nid) is int:
             lists[nid].append(g)

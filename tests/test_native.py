@@ -688,7 +688,7 @@ def test_a_message_class_with_more_than_plain_fields_has_no_plain_plan() -> None
     assert plain_plan(ChatMessage) == (("name", "is_user", "is_system", "mes"), b"sbbs", ("", False, False, ""))
 
 
-# -- each needle's entries (list_entries) -----------------------------------------------------------
+# -- each needle's entries (key_lists, index_keys) -----------------------------------------------------------
 
 _RAW_KEYS = st.sampled_from(["sword", "Sword", "old oak", "/dr[a-z]gon/i", "/x|y/", "/^\\s*$/", " ", "", "\x01",
                              "{{user}}", "<BOT>'s", "ash", "Ash tree", "/ash/", "k" * 1_200])
@@ -721,22 +721,6 @@ def test_the_c_listing_agrees_with_the_python_listing(drawn) -> None:
     with pytest.MonkeyPatch.context() as m:
         m.setattr(_index, "native", None)
         assert listed() == in_c
-
-
-def test_list_entries_refuses_what_it_cannot_list() -> None:
-    from lorescan._keys import SKIP, Key
-
-    with pytest.raises(TypeError):
-        native.list_entries([1], [], [[]], [], SKIP)
-    with pytest.raises(IndexError):
-        native.list_entries([3], [0], [[]], [], SKIP)
-    with pytest.raises(TypeError):
-        native.list_entries([0], [0], [()], [], SKIP)
-    lists: list[list[int]] = [[], [], []]
-    always: list[int] = []
-    native.list_entries([2, Key(1, "a", nids=(0, 1)), Key(3, "/x/"), Key(3, "/y/"), Key(SKIP, ""), 0],
-                        [7, 8, 8, 8, 9, 9], lists, always, SKIP)
-    assert lists == [[8, 9], [8], [7]] and always == [8]
 
 
 def test_key_lists_reads_each_entrys_keys_and_every_key_in_the_key_indexs_order() -> None:
@@ -788,6 +772,13 @@ def test_index_keys_lists_by_lookup_and_leaves_odd_keys_and_macros_to_the_caller
         native.index_keys([["a"]], [], cache, lists, always, SKIP, MACRO, prepare)
     with pytest.raises(IndexError):
         native.index_keys([["a"]], [1], {"a": 9}, lists, always, SKIP, MACRO, prepare)
+    with pytest.raises(TypeError, match="must be a list"):
+        native.index_keys([["a"]], [1], {"a": 0}, [()], always, SKIP, MACRO, prepare)
+    # a key with no needle is searched on every pass (its entry once in a row), unless it is SKIP
+    slow = {"s": Key(3, "/x/"), "t": Key(3, "/y/"), "n": Key(SKIP, "")}
+    always = []
+    native.index_keys([["s", "t"], ["n"], ["t"], ["s"]], [7, 8, 9, 9], slow, [[]], always, SKIP, MACRO, prepare)
+    assert always == [7, 9]
 
 
 _ODD = st.sampled_from([None, True, False, 0, 1, -3, 2**53, 2**53 + 1, -(2**60), 1.5, 0.0, float("nan"), float("inf"),

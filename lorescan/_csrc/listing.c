@@ -1,5 +1,5 @@
-/* Each needle's entries listed while a key index is built (list_entries); lorescan/_index.py
- * (KeyIndex._add_group's last loop) is the reference. */
+/* Each needle's entries listed while a key index is built (key_lists, index_keys); lorescan/_index.py
+ * (KeyIndex._add_group, _list_keys and _list_entries) is the reference. */
 #include "native.h"
 
 /* Append owner `g` to lists[nid], refusing an id outside the lists; 0, or -1 on error. */
@@ -12,12 +12,12 @@ list_under(PyObject *lists, PyObject *nid, PyObject *g)
     if (at == -1 && PyErr_Occurred())
         return -1;
     if (at < 0 || at >= PyList_GET_SIZE(lists)) {
-        PyErr_SetString(PyExc_IndexError, "list_entries: a needle id outside the lists");
+        PyErr_SetString(PyExc_IndexError, "index_keys: a needle id outside the lists");
         return -1;
     }
     list = PyList_GET_ITEM(lists, at);
     if (!PyList_Check(list)) {
-        PyErr_SetString(PyExc_TypeError, "list_entries: each needle's entries must be a list");
+        PyErr_SetString(PyExc_TypeError, "index_keys: each needle's entries must be a list");
         return -1;
     }
     return PyList_Append(list, g);
@@ -36,7 +36,7 @@ list_key(PyObject *key, PyObject *g, PyObject *lists, PyObject *always, PyObject
         return -1;
     if (!PyTuple_Check(nids)) {
         Py_DECREF(nids);
-        PyErr_SetString(PyExc_TypeError, "list_entries: a key's nids must be a tuple");
+        PyErr_SetString(PyExc_TypeError, "index_keys: a key's nids must be a tuple");
         return -1;
     }
     n = PyTuple_GET_SIZE(nids);
@@ -61,46 +61,9 @@ list_key(PyObject *key, PyObject *g, PyObject *lists, PyObject *always, PyObject
     return PyList_Append(always, g);
 }
 
-/* list_entries(items, owners, lists, always, skip) -> None
- *
- * For each prepared key in `items` and its entry's gid in `owners` (lists of one length): an int
- * is a needle id, and the gid is appended to lists[id]; a Key is listed under each of its `nids`,
- * or, with none and a kind other than `skip`, its gid goes to `always` unless it is already last
- * there. */
-PyObject *
-ls_list_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    PyObject *items, *owners, *lists, *always, *item, *g;
-    Py_ssize_t i, n;
-    int r;
-
-    (void)self;
-    if (nargs != 5 || !PyList_Check(args[0]) || !PyList_Check(args[1]) || !PyList_Check(args[2])
-        || !PyList_Check(args[3]) || PyList_GET_SIZE(args[0]) != PyList_GET_SIZE(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "list_entries(items: list, owners: list (as long), lists: list, "
-                                         "always: list, skip)");
-        return NULL;
-    }
-    items = args[0];
-    owners = args[1];
-    lists = args[2];
-    always = args[3];
-    n = PyList_GET_SIZE(items);
-    for (i = 0; i < n && i < PyList_GET_SIZE(items) && i < PyList_GET_SIZE(owners); i++) {
-        item = PyList_GET_ITEM(items, i);
-        g = PyList_GET_ITEM(owners, i);
-        Py_INCREF(item);
-        Py_INCREF(g);
-        r = PyLong_CheckExact(item) ? list_under(lists, item, g) : list_key(item, g, lists, always, args[4]);
-        Py_DECREF(item);
-        Py_DECREF(g);
-        if (r < 0)
-            return NULL;
-    }
-    Py_RETURN_NONE;
-}
-
-/* One prepared key listed for owner `g` (list_entries' step); 0, or -1 on error. */
+/* One prepared key listed for owner `g`: an int is a needle id, and `g` is appended to lists[id]; a
+ * Key is listed under each of its `nids`, or, with none and a kind other than `skip`, `g` goes to
+ * `always` unless it is already last there. 0, or -1 on error. */
 static int
 list_item(PyObject *item, PyObject *g, PyObject *lists, PyObject *always, PyObject *skip)
 {
@@ -138,7 +101,7 @@ looked_up(PyObject *keys, PyObject *cache)
  *
  * KeyIndex._add_group's listing in one pass: for each entry, its primary keys klists[i] (a falsy
  * value: none) prepared by lookup in `cache` (a list with a key the cache lacks or cannot hash, or
- * keys that are not a list: prepare(keys)) and listed under their needles as list_entries lists
+ * keys that are not a list: prepare(keys)) and listed under their needles as _list_entries lists
  * them, the entry's gid being gids[i]; an item that is `macro` is not listed, and its entry's place
  * i goes to the list returned (the entries with a macro key, in order). */
 PyObject *

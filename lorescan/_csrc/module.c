@@ -15,7 +15,7 @@
  *              shaped_model);
  *   attrs.c    slot attributes read at their offsets (ls_getattr, for the files above);
  *   compile.c  a book's entries compiled (compiled_entries), and a plan's per-entry facts (plan_facts);
- *   listing.c  each needle's entries, listed while a key index is built (key_lists, index_keys, list_entries);
+ *   listing.c  each needle's entries, listed while a key index is built (key_lists, index_keys);
  *   json.c     a string as a JSON literal (json_string: the service's replies carry entry texts);
  *              compact JSON laid out with an indent (json_layout: writing a book back);
  *   bpe.c      cl100k token counts over lorescan's cached rank table (bpe_table, count_bpe).
@@ -79,12 +79,9 @@ static PyMethodDef module_methods[] = {
      "plan_facts(cls, entries, pos, constants, levels, delayed, truthy, to_number) -> tuple: Plan.__init__'s "
      "loop: each entry's place in pos[gid], the constant and @@activate gids, the delay-until-recursion levels, "
      "the delayed entries; (the greatest scan depth (0.0 for none), whether an order_num is NaN)."},
-    {"list_entries", (PyCFunction)(void (*)(void))ls_list_entries, METH_FASTCALL,
-     "list_entries(items, owners, lists, always, skip) -> None: each owner's gid listed under its prepared key's "
-     "needles (an int: lists[id]; a Key: its nids, else `always` unless its kind is `skip`)."},
     {"index_keys", (PyCFunction)(void (*)(void))ls_index_keys, METH_FASTCALL,
      "index_keys(klists, gids, cache, lists, always, skip, macro, prepare) -> list: each entry's primary keys "
-     "prepared by lookup in cache (else prepare(keys)) and listed as list_entries lists them, but `macro` items; "
+     "prepared by lookup in cache (else prepare(keys)) and listed under their needles (list_item), but `macro` items; "
      "the places (in klists) of the entries with a `macro` item, in order."},
     {"key_lists", (PyCFunction)(void (*)(void))ls_key_lists, METH_FASTCALL,
      "key_lists(cls, entries) -> (klists, slists, gids, distinct) | None: each entry's primary and "

@@ -77,7 +77,6 @@ PyObject *ls_shape_key(PyObject *self, PyObject *d);
 PyObject *ls_compiled_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_plan_facts(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* listing.c */
-PyObject *ls_list_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_index_keys(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_key_lists(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* bpe.c */
