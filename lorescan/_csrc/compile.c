@@ -43,28 +43,18 @@ intern_names(void)
 static int
 exact_int(PyObject *v)
 {
-    int overflow;
     long long x;
 
-    if (!PyLong_CheckExact(v))
-        return 0;
-    x = PyLong_AsLongLongAndOverflow(v, &overflow);
-    if (x == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return 0;
-    }
-    return !overflow && x >= -(1LL << 53) && x <= (1LL << 53);
+    return PyLong_CheckExact(v) && ls_as_ll(v, &x) && x >= -(1LL << 53) && x <= (1LL << 53);
 }
 
 /* Whether `v` is the int 0 (not False). */
 static int
 int_zero(PyObject *v)
 {
-    int overflow;
+    long long x;
 
-    if (!PyLong_CheckExact(v))
-        return 0;
-    return PyLong_AsLongLongAndOverflow(v, &overflow) == 0 && !overflow;
+    return PyLong_CheckExact(v) && ls_as_ll(v, &x) && x == 0;
 }
 
 /* One entry made as __init__ makes it, when its values are the usual kinds: a new reference;
