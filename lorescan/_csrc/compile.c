@@ -342,7 +342,7 @@ ls_plan_facts(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     cls = (PyTypeObject *)args[0];
-    if (fact_keys[0] == NULL) {
+    if (activate_text == NULL) {        /* set last: the names are all there once it is */
         for (k = 0; k < N_FACTS; k++)
             if ((fact_keys[k] = PyUnicode_InternFromString(fact_names[k])) == NULL)
                 return NULL;
