@@ -875,3 +875,43 @@ def test_compiled_entries_and_plan_facts_on_known_entries() -> None:
         native.compiled_entries(_UnfilledEntry, 0, "b", tuple(entries), [], make)
     with pytest.raises(TypeError, match="not a slot"):
         native.compiled_entries(Entry, 0, "b", entries, [], make)
+
+
+def _corpus_books() -> list[object]:
+    from .test_formats_corpora import CORPORA, EXPECTED
+
+    if not CORPORA.is_dir():
+        return [pytest.param(None, marks=pytest.mark.skip(reason="../shared/corpora is not there"))]
+    return [pytest.param(path, id=path) for path, (_, entries, _) in EXPECTED.items() if entries]
+
+
+@pytest.mark.parametrize("path", _corpus_books())
+def test_every_corpus_book_compiles_alike_with_and_without_the_c_steps(path) -> None:
+    """Each real lorebook or card book of the corpora, compiled with the C steps and with the Python
+    ones: the same compiled entries slot by slot, the same plan, and the same key index (needles'
+    entries, entries searched on every pass, macro entries), under SillyTavern's settings and with
+    case sensitivity and whole words on."""
+    from unittest import mock
+
+    from lorescan import _construct, _engine, load
+    from lorescan._compile import CompiledEntry
+
+    from .test_formats_corpora import CORPORA
+
+    books = load(CORPORA / path).books
+
+    def build() -> tuple:
+        lore = _engine.Lore(books)
+        plan = lore._plan(1, True, None, None)
+        indexes = [_index.KeyIndex(lore._all, cs, ww) for cs, ww in ((False, False), (True, True))]
+        slots = [tuple(repr(getattr(ce, name)) for name in CompiledEntry.__slots__ if name not in ("_hash", "entry"))
+                 for ce in lore._all]
+        return (slots, plan.pos, plan.constants, plan.levels, plan.max_scan_depth, plan.nan_orders,
+                [ce.gid for ce in plan.delayed],
+                [(ix.needles.entries, ix.always, [m[0].gid for m in ix.macro], ix.card_macros) for ix in indexes])
+
+    in_c = build()
+    with mock.patch.object(_construct, "native", None), mock.patch.object(_index, "native", None):
+        in_python = build()
+    assert in_c == in_python
+    assert len(in_c[0]) == sum(len(b.entries) for b in books) > 0
