@@ -74,12 +74,16 @@ usual_entry(PyTypeObject *cls, const Py_ssize_t *offsets, Py_ssize_t gid, PyObje
         return Py_None;
     }
     for (k = 0; k < N_FIELDS; k++) {
-        v[k] = PyDict_GetItemWithError(d, field_keys[k]);     /* borrowed: d holds them */
+        v[k] = PyDict_GetItemWithError(d, field_keys[k]);
         if (v[k] == NULL) {
+            while (--k >= 0)
+                Py_DECREF(v[k]);
             Py_DECREF(d);
             return PyErr_Occurred() ? NULL : Py_None;
         }
+        Py_INCREF(v[k]);    /* held: allocating the object may run a collection, and finalizers */
     }
+    Py_DECREF(d);
     raw = PyUnicode_CheckExact(v[F_CONTENT]) ? v[F_CONTENT] : NULL;
     dur = v[F_DUR];
     if ((raw != NULL && PyUnicode_GET_LENGTH(raw) >= 2 && PyUnicode_READ_CHAR(raw, 0) == '@'
@@ -87,30 +91,17 @@ usual_entry(PyTypeObject *cls, const Py_ssize_t *offsets, Py_ssize_t gid, PyObje
         || !exact_int(v[F_ORDER])
         || (v[F_CONSTANT] != Py_True && v[F_CONSTANT] != Py_False && v[F_CONSTANT] != Py_None)
         || !(dur == Py_False || dur == Py_None || int_zero(dur))) {
-        Py_DECREF(d);
-        return Py_None;
+        ce = Py_None;
+        goto done;
     }
-    if (raw == NULL) {
-        raw = PyUnicode_New(0, 0);
-        if (raw == NULL) {
-            Py_DECREF(d);
-            return NULL;
-        }
-    }
-    else
-        Py_INCREF(raw);
-    ce = cls->tp_alloc(cls, 0);
-    if (ce == NULL) {
-        Py_DECREF(raw);
-        Py_DECREF(d);
-        return NULL;
-    }
-    set[S_GID] = PyLong_FromSsize_t(gid);
+    raw = raw != NULL ? Py_NewRef(raw) : PyUnicode_New(0, 0);
+    ce = raw == NULL ? NULL : cls->tp_alloc(cls, 0);
+    set[S_GID] = ce == NULL ? NULL : PyLong_FromSsize_t(gid);
     if (set[S_GID] == NULL) {
-        Py_DECREF(ce);
-        Py_DECREF(raw);
-        Py_DECREF(d);
-        return NULL;
+        Py_XDECREF(ce);
+        Py_XDECREF(raw);
+        ce = NULL;
+        goto done;
     }
     set[S_BOOK] = book;
     set[S_ENTRY] = entry;
@@ -134,7 +125,9 @@ usual_entry(PyTypeObject *cls, const Py_ssize_t *offsets, Py_ssize_t gid, PyObje
         *(PyObject **)((char *)ce + offsets[k]) = set[k];
     }
     Py_DECREF(raw);
-    Py_DECREF(d);
+done:
+    for (k = 0; k < N_FIELDS; k++)
+        Py_DECREF(v[k]);
     return ce;
 }
 
