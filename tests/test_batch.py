@@ -408,5 +408,7 @@ def test_a_chat_that_always_kills_its_worker_fails_alone(tmp_path: Path, monkeyp
     got = local.run_pool(spec, ts, 2, context="fork", stats=stats)
     assert [(f.path, f.error) for f in got.failures] == \
         [(killer, f"its worker process died {local.MAX_ATTEMPTS} times (killed or out of memory)")]
-    assert got.chats == clean.chats == 15 and stats["pools"] == local.MAX_ATTEMPTS
+    # The killer breaks MAX_ATTEMPTS pools. One more pool runs the suspects left behind it when a run
+    # sent before the killer's was still in flight as the first pool broke (timing: a loaded machine).
+    assert got.chats == clean.chats == 15 and local.MAX_ATTEMPTS <= stats["pools"] <= local.MAX_ATTEMPTS + 1
     assert got.entries == clean.entries and got.generations == clean.generations
