@@ -142,3 +142,15 @@ ls_slot_or_attr(PyObject *obj, PyTypeObject *cls, Py_ssize_t offset, PyObject *n
     }
     return PyObject_GetAttr(obj, name);
 }
+
+/* Each of `texts` interned into out[k] (names that live for ever, as module.c's): 0, or -1. */
+int
+ls_intern_all(const char *const *texts, int n, PyObject **out)
+{
+    int k;
+
+    for (k = 0; k < n; k++)
+        if ((out[k] = PyUnicode_InternFromString(texts[k])) == NULL)
+            return -1;
+    return 0;
+}

@@ -4,7 +4,7 @@
 
 /* the fields CompiledEntry.__init__ reads, by JSON name (_compile._COMPILE_FIELDS) */
 enum { F_CONTENT, F_ORDER, F_CONSTANT, F_KEY, F_KEYSECONDARY, F_CASE, F_WORDS, F_SCAN_DEPTH, F_DELAY, F_DUR, N_FIELDS };
-static const char *field_names[N_FIELDS] = {
+static const char *const field_names[N_FIELDS] = {
     "content", "order", "constant", "key", "keysecondary", "caseSensitive", "matchWholeWords", "scanDepth", "delay",
     "delayUntilRecursion",
 };
@@ -14,7 +14,7 @@ enum {
     S_GID, S_BOOK, S_ENTRY, S_RAW, S_CONTENT, S_DECORATORS, S_ORDER, S_ORDER_NUM, S_CONSTANT, S_KEYS, S_KEYS_SECONDARY,
     S_CASE, S_WORDS, S_SCAN_DEPTH, S_DELAY, S_DUR, S_DUR_LEVEL, N_SLOTS
 };
-static const char *slot_names[N_SLOTS] = {
+static const char *const slot_names[N_SLOTS] = {
     "gid", "book", "entry", "raw_content", "content", "decorators", "order", "order_num", "constant", "keys",
     "keys_secondary", "case_sensitive", "match_whole_words", "scan_depth", "delay", "delay_until_recursion",
     "dur_level",
@@ -22,19 +22,21 @@ static const char *slot_names[N_SLOTS] = {
 
 static PyObject *field_keys[N_FIELDS], *slot_keys[N_SLOTS], *zero_level;
 
-static int
-intern_names(void)
-{
-    int k;
+/* the plan's per-entry facts (Plan.__init__'s loop in lorescan/_plan.py) */
+enum { P_GID, P_CONSTANT, P_DECORATORS, P_DUR, P_DUR_LEVEL, P_DELAY, P_SCAN_DEPTH, P_ORDER_NUM, N_FACTS };
+static const char *const fact_names[N_FACTS] = {
+    "gid", "constant", "decorators", "delay_until_recursion", "dur_level", "delay", "scan_depth", "order_num",
+};
+static PyObject *fact_keys[N_FACTS], *activate_text;
 
-    if (zero_level != NULL)
-        return 0;
-    for (k = 0; k < N_FIELDS; k++)
-        if ((field_keys[k] = PyUnicode_InternFromString(field_names[k])) == NULL)
-            return -1;
-    for (k = 0; k < N_SLOTS; k++)
-        if ((slot_keys[k] = PyUnicode_InternFromString(slot_names[k])) == NULL)
-            return -1;
+/* The names and constants above, made once (module.c's init): 0, or -1. */
+int
+ls_compile_init(void)
+{
+    if (ls_intern_all(field_names, N_FIELDS, field_keys) < 0 || ls_intern_all(slot_names, N_SLOTS, slot_keys) < 0
+        || ls_intern_all(fact_names, N_FACTS, fact_keys) < 0
+        || (activate_text = PyUnicode_InternFromString("@@activate")) == NULL)
+        return -1;
     zero_level = PyFloat_FromDouble(0.0);
     return zero_level == NULL ? -1 : 0;
 }
@@ -154,7 +156,7 @@ ls_compiled_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     cls = (PyTypeObject *)args[0];
     entries = args[3];
     start = PyLong_AsSsize_t(args[1]);
-    if ((start == -1 && PyErr_Occurred()) || intern_names() < 0
+    if ((start == -1 && PyErr_Occurred())
         || ls_slot_offsets(cls, slot_keys, N_SLOTS, offsets, "compiled_entries") < 0)
         return NULL;
     n = PyList_GET_SIZE(entries);
@@ -182,13 +184,6 @@ ls_compiled_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     return out;
 }
-
-/* the plan's per-entry facts (Plan.__init__'s loop in lorescan/_plan.py) */
-enum { P_GID, P_CONSTANT, P_DECORATORS, P_DUR, P_DUR_LEVEL, P_DELAY, P_SCAN_DEPTH, P_ORDER_NUM, N_FACTS };
-static const char *fact_names[N_FACTS] = {
-    "gid", "constant", "decorators", "delay_until_recursion", "dur_level", "delay", "scan_depth", "order_num",
-};
-static PyObject *fact_keys[N_FACTS], *activate_text;
 
 /* An entry's fact k (see ls_slot_or_attr). */
 #define fact(ce, cls, offsets, k) ls_slot_or_attr((ce), (cls), (offsets)[k], fact_keys[k])
@@ -325,7 +320,7 @@ ls_plan_facts(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyTypeObject *cls;
     Py_ssize_t offsets[N_FACTS], i;
     double depth = 0.0;
-    int k, nan = 0;
+    int nan = 0;
 
     (void)self;
     if (nargs != 8 || !PyType_Check(args[0]) || !PyList_Check(args[1]) || !PyList_Check(args[2])
@@ -335,13 +330,6 @@ ls_plan_facts(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     cls = (PyTypeObject *)args[0];
-    if (activate_text == NULL) {        /* set last: the names are all there once it is */
-        for (k = 0; k < N_FACTS; k++)
-            if ((fact_keys[k] = PyUnicode_InternFromString(fact_names[k])) == NULL)
-                return NULL;
-        if ((activate_text = PyUnicode_InternFromString("@@activate")) == NULL)
-            return NULL;
-    }
     if (ls_slot_offsets(cls, fact_keys, N_FACTS, offsets, "plan_facts") < 0)
         return NULL;
     for (i = 0; i < PyList_GET_SIZE(args[1]); i++) {

@@ -162,8 +162,15 @@ ls_index_keys(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
 /* the slots key_lists reads */
 enum { K_KEYS, K_SECONDARY, K_GID, N_KEY_SLOTS };
-static const char *key_slot_names[N_KEY_SLOTS] = {"keys", "keys_secondary", "gid"};
+static const char *const key_slot_names[N_KEY_SLOTS] = {"keys", "keys_secondary", "gid"};
 static PyObject *key_slots[N_KEY_SLOTS];
+
+/* The names above, interned once (module.c's init): 0, or -1. */
+int
+ls_listing_init(void)
+{
+    return ls_intern_all(key_slot_names, N_KEY_SLOTS, key_slots);
+}
 
 /* Every key of a truthy `keys` value added to `distinct`: 1, 0 when a key cannot be hashed (the
  * TypeError cleared), -1 on another error. */
@@ -229,9 +236,6 @@ ls_key_lists(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     cls = (PyTypeObject *)args[0];
     entries = args[1];
-    for (k = 0; k < N_KEY_SLOTS; k++)
-        if (key_slots[k] == NULL && (key_slots[k] = PyUnicode_InternFromString(key_slot_names[k])) == NULL)
-            return NULL;
     if (ls_slot_offsets(cls, key_slots, N_KEY_SLOTS, offsets, "key_lists") < 0)
         return NULL;
     n = PyList_GET_SIZE(entries);

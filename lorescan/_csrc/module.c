@@ -144,6 +144,8 @@ PyInit__native(void)
     INTERN(s_nids, "nids");
     INTERN(s_kind, "kind");
 #undef INTERN
+    if (ls_compile_init() < 0 || ls_listing_init() < 0)
+        return NULL;
     m = PyModule_Create(&native_module);
     if (m == NULL)
         return NULL;

@@ -46,6 +46,7 @@ extern PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_ke
 /* attrs.c */
 PyObject *ls_getattr(PyObject *obj, PyObject *name);
 PyObject *ls_entry_text(PyObject *ce, PyObject *gid, PyObject *contents);
+int ls_intern_all(const char *const *texts, int n, PyObject **out);
 int ls_slot_offsets(PyTypeObject *cls, PyObject *const *names, int n, Py_ssize_t *offsets, const char *who);
 PyObject *ls_slot_or_attr(PyObject *obj, PyTypeObject *cls, Py_ssize_t offset, PyObject *name);
 /* gates.c */
@@ -74,9 +75,11 @@ PyObject *ls_shaped_fields(PyObject *self, PyObject *const *args, Py_ssize_t nar
 PyObject *ls_shaped_model(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_shape_key(PyObject *self, PyObject *d);
 /* compile.c */
+int ls_compile_init(void);
 PyObject *ls_compiled_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_plan_facts(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* listing.c */
+int ls_listing_init(void);
 PyObject *ls_index_keys(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_key_lists(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* bpe.c */

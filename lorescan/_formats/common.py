@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._construct import make
+from .._construct import native as _native
 from .._errors import FormatError, LorescanError
-from .._index import native as _native
 from .._js import js_string, truthy
 from .._model import ENTRY_DEFAULTS, Entry, Lorebook
 from .registry import ReadContext, Reader, Reading, Writer
