@@ -28,7 +28,7 @@ from ._mode import Mode, mode_for, with_options
 from ._model import GENERATION_TYPES, Activation, ActivationResult, Character, ChatMessage, Lorebook, Settings
 from ._plan import Plan, card_books_first, plan_books
 from ._request import ActivationRequest
-from ._scan import Candidates, ScanBuffer, ScanMessages
+from ._scan import Candidates, ScanBuffer, ScanMessages, known_chat
 from ._select import (
     INITIAL,
     MIN_ACTIVATIONS,
@@ -175,7 +175,7 @@ class Lore:
                 raise TypeError("give an ActivationRequest or keyword arguments, not both")
             request = chat
         else:
-            request = ActivationRequest.build(chat, **fields)
+            request = ActivationRequest.build(known_chat(chat), **fields)
         return _Evaluation(self, request).run()
 
 

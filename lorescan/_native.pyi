@@ -1,7 +1,7 @@
 """Types of the optional C extension lorescan._native (sources in lorescan/_csrc/)."""
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 _M = TypeVar("_M")
 
@@ -37,7 +37,11 @@ def scan_window(cache: dict[int, str], kept: Sequence[int], length: int, chat: S
                 trimmed: list[str | None], strip: str, start: int, upto: int, message_hits: list[Any], none: Any,
                 memo: dict[str, Any], hits: Callable[[str], Any], /) -> None: ...
 
-def kept_indexes(chat: list[Any], start: int, stop: int, message_type: type, /) -> list[int]: ...
+@overload
+def kept_indexes(chat: list[Any], start: int, stop: int, message_type: type, /) -> Sequence[int]: ...
+@overload
+def kept_indexes(chat: list[Any], start: int, stop: int, message_type: type, only_messages: bool,
+                 /) -> Sequence[int] | None: ...
 
 def collect_hits(matches: Iterator[tuple[int, int | tuple[int, ...]]], text: str, found: set[int], word: list[bool],
                  length: list[int], base: int, /) -> None: ...

@@ -339,8 +339,9 @@ class Candidates:
 _IS_SYSTEM = attrgetter("is_system")
 
 
-def kept_indexes(chat: Sequence[ChatMessage], start: int = 0, stop: int | None = None) -> list[int]:
-    """Indexes (ascending, in ``chat[start:stop]``) of the messages that are not system messages."""
+def kept_indexes(chat: Sequence[ChatMessage], start: int = 0, stop: int | None = None) -> Sequence[int]:
+    """Indexes (ascending, in ``chat[start:stop]``) of the messages that are not system messages
+    (with the C extension, a ``range`` when there is none: the common case)."""
     stop = len(chat) if stop is None else stop
     if _index.native is not None and isinstance(chat, list) and start >= 0:     # the same in C
         return _index.native.kept_indexes(chat, start, stop, ChatMessage)
@@ -353,6 +354,21 @@ class KnownChat(list):
     checks the messages' types nor reads every message again."""
 
     kept: Sequence[int] = ()
+
+
+def known_chat(chat: object) -> object:
+    """``chat`` as a :class:`KnownChat` (a copy of the list, its kept indexes read now) when it is a
+    list of :class:`ChatMessage` objects, with the C extension; else ``chat`` itself. One pass in C
+    both checks the messages' types and reads which are system messages, for an evaluation that
+    starts now (a long chat given as a list was read twice, at 0.1–0.3 µs a message)."""
+    if _index.native is None or type(chat) is not list:
+        return chat
+    kept = _index.native.kept_indexes(chat, 0, len(chat), ChatMessage, True)
+    if kept is None:
+        return chat
+    known = KnownChat(chat)
+    known.kept = kept
+    return known
 
 
 class ScanMessages(Sequence[str]):

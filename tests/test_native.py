@@ -552,15 +552,18 @@ class _Odd:
         self.is_system = system
 
 
-@settings(max_examples=300, deadline=None)
-@given(kinds=st.lists(st.sampled_from(["user", "system", "odd-0", "odd-1", "odd-text"]), max_size=20),
-       start=st.integers(0, 22), stop=st.none() | st.integers(-3, 24))
-def test_the_c_kept_indexes_agree_with_the_python_ones(kinds, start, stop) -> None:
+@settings(max_examples=400, deadline=None)
+@given(kinds=st.lists(st.sampled_from(["user", "system", "odd-0", "odd-1", "odd-text", "msg-1", "msg-0"]), max_size=20),
+       start=st.integers(0, 22), stop=st.none() | st.integers(-3, 24), only=st.booleans())
+def test_the_c_kept_indexes_agree_with_the_python_ones(kinds, start, stop, only) -> None:
     from lorescan import _scan
     from lorescan._model import ChatMessage
 
     made = {"user": lambda: ChatMessage(name="u", mes="m"), "system": lambda: ChatMessage(mes="s", is_system=True),
-            "odd-0": lambda: _Odd(0), "odd-1": lambda: _Odd(1), "odd-text": lambda: _Odd("")}
+            "odd-0": lambda: _Odd(0), "odd-1": lambda: _Odd(1), "odd-text": lambda: _Odd(""),
+            # a ChatMessage whose is_system is not a bool: read through getattr, as Python reads it
+            "msg-1": lambda: ChatMessage.model_construct(is_system=1), "msg-0": lambda: ChatMessage.model_construct(
+                is_system="")}
     chat = [made[k]() for k in kinds]
     saved = _index.native
     try:
@@ -570,9 +573,51 @@ def test_the_c_kept_indexes_agree_with_the_python_ones(kinds, start, stop) -> No
         got = _scan.kept_indexes(chat, start, stop)
     finally:
         _index.native = saved
-    assert got == want
-    assert got == [i for i in range(start, len(chat) if stop is None else min(stop, len(chat)))
-                   if not chat[i].is_system]
+    end = len(chat) if stop is None else min(stop, len(chat))
+    assert list(got) == want == [i for i in range(start, end) if not chat[i].is_system]
+    # a range exactly when every message read is a plain, non-system ChatMessage (no int made)
+    assert isinstance(got, range) == all(kinds[i] == "user" for i in range(start, end))
+    if only:    # None when a message of the range is not exactly a ChatMessage
+        strict = native.kept_indexes(chat, start, end if stop is not None else len(chat), ChatMessage, True)
+        assert strict is None if any(kinds[i].startswith("odd") for i in range(start, end)) else list(strict) == want
+
+
+def test_known_chat_reads_a_list_of_messages_once() -> None:
+    from lorescan._model import ChatMessage
+    from lorescan._scan import KnownChat, known_chat
+
+    chat = [ChatMessage(name="u", mes="a"), ChatMessage(mes="s", is_system=True), ChatMessage(name="c", mes="b")]
+    got = known_chat(chat)
+    assert type(got) is KnownChat and got == chat and got is not chat and list(got.kept) == [0, 2]
+    plain = chat[::2]
+    assert known_chat(plain).kept == range(0, 2)
+    given = [chat[0], {"name": "c", "mes": "b"}]    # a dict: validated by the request, as before
+    assert known_chat(given) is given
+    assert known_chat(tuple(chat)) == tuple(chat) and known_chat(got) is got
+
+
+def test_an_evaluation_of_a_list_equals_one_of_a_request_and_the_python_steps() -> None:
+    """Lore.activate(list) reads the kept messages in C once (known_chat); a request built by hand and
+    the Python steps read them in ScanMessages: the same results, system messages anywhere."""
+    from lorescan import ActivationRequest, ChatMessage, Lorebook, Settings
+    from lorescan import compile as compile_lore
+
+    lore = compile_lore([Lorebook.from_entries("w", [
+        {"uid": 0, "key": ["dragon"], "content": "Dragons fly."},
+        {"uid": 1, "key": ["hidden"], "content": "Only in a system message."},
+        {"uid": 2, "key": ["last"], "content": "The newest kept message.", "scanDepth": 1}])], tokenizer="words")
+    chat = [ChatMessage(name="u", mes="a dragon"), ChatMessage(name="s", mes="hidden", is_system=True),
+            ChatMessage(name="c", mes="last one"), ChatMessage(name="s", mes="dragon", is_system=True)]
+    settings = Settings(world_info_depth=2)
+    results = [lore.activate(chat, settings=settings).activated_keys(),
+               lore.activate(ActivationRequest(chat=chat, settings=settings)).activated_keys()]
+    saved = _index.native
+    try:
+        _index.native = None
+        results.append(lore.activate(chat, settings=settings).activated_keys())
+    finally:
+        _index.native = saved
+    assert results == [["w.0", "w.2"]] * 3
 
 
 def test_kept_indexes_raise_as_python_does() -> None:

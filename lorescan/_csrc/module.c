@@ -54,8 +54,9 @@ static PyMethodDef module_methods[] = {
      "scan_window(cache, kept, length, chat, named, include_names, get, trimmed, strip, start, upto, message_hits, "
      "none, memo, hits) -> None: ScanBuffer.ensure_scanned for messages start..upto-1 of a ScanMessages."},
     {"kept_indexes", (PyCFunction)(void (*)(void))ls_kept_indexes, METH_FASTCALL,
-     "kept_indexes(chat, start, stop, message_type) -> list: the indexes in start..stop-1 of the messages that "
-     "are not system messages."},
+     "kept_indexes(chat, start, stop, message_type, only_messages=False) -> Sequence[int] | None: the indexes in "
+     "start..stop-1 of the messages that are not system messages (a range when none is); with only_messages, "
+     "None when an item is not exactly of message_type."},
     {"plain_models", (PyCFunction)(void (*)(void))ls_plain_models, METH_FASTCALL,
      "plain_models(items, cls, names, kinds, defaults, validate) -> list: each item as a `cls` instance: made "
      "directly from a dict whose field values have exactly their kinds (b's' str, b'b' bool), else validate(item)."},

@@ -180,79 +180,149 @@ ls_scan_window(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
-/* kept_indexes(chat, start, stop, message_type) -> list[int]
+/* Whether message `msg` of exactly `cls` is a system message, read from its instance dict without
+ * running any Python code: 1 or 0; -2 when that cannot be told so (another type, no exact dict, a
+ * value that is not a bool); -1 with an exception. */
+static int
+plain_is_system(PyObject *msg, PyObject *cls)
+{
+    PyObject *fields, *v;
+    int r = -2;
+
+    if ((PyObject *)Py_TYPE(msg) != cls)
+        return -2;
+    fields = PyObject_GenericGetDict(msg, NULL);
+    if (fields == NULL) {
+        PyErr_Clear();
+        return -2;
+    }
+    if (PyDict_CheckExact(fields)) {
+        v = PyDict_GetItemWithError(fields, s_is_system);     /* borrowed; str keys run no code */
+        r = v == Py_True ? 1 : v == Py_False ? 0 : (v == NULL && PyErr_Occurred()) ? -1 : -2;
+    }
+    Py_DECREF(fields);
+    return r;
+}
+
+/* Whether `msg` is a system message as Python's truth of its `is_system` attribute: 1, 0, or -1. */
+static int
+any_is_system(PyObject *msg)
+{
+    PyObject *v = PyObject_GetAttr(msg, s_is_system);
+    int r;
+
+    if (v == NULL)
+        return -1;
+    r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* Append start..stop-1 to `out`: 0, or -1 on error. */
+static int
+append_run(PyObject *out, Py_ssize_t start, Py_ssize_t stop)
+{
+    PyObject *index;
+    int bad;
+
+    for (; start < stop; start++) {
+        index = PyLong_FromSsize_t(start);
+        if (index == NULL)
+            return -1;
+        bad = PyList_Append(out, index);
+        Py_DECREF(index);
+        if (bad < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* kept_indexes(chat, start, stop, message_type, only_messages=False) -> Sequence[int] | None
  *
  * lorescan/_scan.py kept_indexes for a list: the indexes i in start..stop-1 of the messages that are
- * not system messages (`is_system` false). A message of exactly `message_type` has it read from its
- * instance dict; any other object through getattr. The list is read from a copy of the slice, as
- * the Python code reads it. */
+ * not system messages (`is_system` false), as range(start, stop) when none is one (the common case:
+ * no int is made), else as a list. A message of exactly `message_type` whose `is_system` is a bool
+ * is read from its instance dict, which runs no Python code, so the list cannot change meanwhile;
+ * from the first other object on, the rest of the slice is read from a copy through getattr, as
+ * the Python code reads it. With `only_messages`, None when an object is not exactly of
+ * `message_type` (the caller validates the chat then). */
 PyObject *
 ls_kept_indexes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *part, *out, *msg, *fields, *v, *index;
-    Py_ssize_t start, stop, i, n;
-    int system, bad;
+    PyObject *chat, *cls, *out = NULL, *part = NULL, *msg;
+    Py_ssize_t start, stop, i, n, base;
+    int system, only;
 
     (void)self;
-    if (nargs != 4 || !PyList_Check(args[0]) || !PyLong_Check(args[1]) || !PyLong_Check(args[2])
+    if ((nargs != 4 && nargs != 5) || !PyList_Check(args[0]) || !PyLong_Check(args[1]) || !PyLong_Check(args[2])
         || !PyType_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError, "kept_indexes(chat: list, start: int, stop: int, message_type: type)");
+        PyErr_SetString(PyExc_TypeError, "kept_indexes(chat: list, start: int, stop: int, message_type: type, "
+                                         "only_messages: bool = False)");
         return NULL;
     }
+    chat = args[0];
+    cls = args[3];
+    only = nargs == 5 ? PyObject_IsTrue(args[4]) : 0;
     start = PyLong_AsSsize_t(args[1]);
     stop = PyLong_AsSsize_t(args[2]);
-    if (PyErr_Occurred())
+    if (only < 0 || PyErr_Occurred())
         return NULL;
     if (start < 0) {
         PyErr_SetString(PyExc_ValueError, "kept_indexes: a negative start");
         return NULL;
     }
-    out = PyList_New(0);
-    if (out == NULL || stop <= start)
-        return out;
-    part = PyList_GetSlice(args[0], start, stop);
-    if (part == NULL) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    n = PyList_GET_SIZE(part);
-    for (i = 0; i < n; i++) {
-        msg = PyList_GET_ITEM(part, i);
-        v = NULL;
-        if ((PyObject *)Py_TYPE(msg) == args[3]) {
-            fields = PyObject_GenericGetDict(msg, NULL);
-            if (fields == NULL)
-                PyErr_Clear();
-            else {
-                if (PyDict_CheckExact(fields)) {
-                    v = PyDict_GetItemWithError(fields, s_is_system);
-                    Py_XINCREF(v);
-                }
-                Py_DECREF(fields);
-                if (v == NULL && PyErr_Occurred())
-                    goto fail;
+    n = PyList_GET_SIZE(chat);
+    if (stop > n)
+        stop = n;
+    if (stop < start)
+        stop = start;
+    for (i = start; i < stop; i++) {        /* the list itself, while reading it runs no code */
+        msg = PyList_GET_ITEM(chat, i);
+        system = plain_is_system(msg, cls);
+        if (system == -1)
+            goto fail;
+        if (system == -2) {
+            if (only && (PyObject *)Py_TYPE(msg) != cls) {
+                Py_XDECREF(out);
+                Py_RETURN_NONE;
             }
+            break;
         }
-        if (v == NULL && (v = PyObject_GetAttr(msg, s_is_system)) == NULL)
-            goto fail;
-        system = PyObject_IsTrue(v);
-        Py_DECREF(v);
-        if (system < 0)
-            goto fail;
-        if (!system) {
-            index = PyLong_FromSsize_t(start + i);
-            if (index == NULL)
-                goto fail;
-            bad = PyList_Append(out, index);
-            Py_DECREF(index);
-            if (bad < 0)
+        if (system) {       /* the first system message: the indexes before it, listed */
+            if (out == NULL && ((out = PyList_New(0)) == NULL || append_run(out, start, i) < 0))
                 goto fail;
         }
+        else if (out != NULL && append_run(out, i, i + 1) < 0)
+            goto fail;
     }
-    Py_DECREF(part);
-    return out;
+    if (i < stop) {     /* from message i on, a copy of the rest, read through getattr where need be */
+        if (out == NULL && ((out = PyList_New(0)) == NULL || append_run(out, start, i) < 0))
+            goto fail;
+        part = PyList_GetSlice(chat, i, stop);
+        if (part == NULL)
+            goto fail;
+        base = i;
+        n = PyList_GET_SIZE(part);
+        for (i = 0; i < n; i++) {
+            msg = PyList_GET_ITEM(part, i);
+            if (only && (PyObject *)Py_TYPE(msg) != cls) {
+                Py_DECREF(part);
+                Py_DECREF(out);
+                Py_RETURN_NONE;
+            }
+            system = plain_is_system(msg, cls);
+            if (system == -2)
+                system = any_is_system(msg);
+            if (system < 0 || (!system && append_run(out, base + i, base + i + 1) < 0))
+                goto fail;
+        }
+        Py_DECREF(part);
+    }
+    if (out != NULL)
+        return out;
+    return PyObject_CallFunction((PyObject *)&PyRange_Type, "nn", start, stop);
 fail:
-    Py_DECREF(part);
-    Py_DECREF(out);
+    Py_XDECREF(part);
+    Py_XDECREF(out);
     return NULL;
 }
