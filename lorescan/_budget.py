@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from . import _index
 from ._js import utf16_len
 from ._tokens import Chars4, TokenCounter, Words
 
@@ -181,9 +182,14 @@ def count_lines(counter: TokenCounter, lines: list[str]) -> int:
     memo = getattr(counter, "line_counts", None)
     if memo is not None and lines:
         # every line remembered and each after the first starting a safe piece: a sum
-        counts = list(map(memo.get, lines))
-        if None not in counts and all(line[:1] and not line[:1].isspace() for line in lines[1:]):
-            return sum(counts)
+        if _index.native is not None and type(lines) is list and type(memo) is dict:    # the same in C
+            got = _index.native.sum_line_counts(lines, memo)
+            if got is not None:
+                return got
+        else:
+            counts = list(map(memo.get, lines))
+            if None not in counts and all(line[:1] and not line[:1].isspace() for line in lines[1:]):
+                return sum(counts)
     tally = _LineTally(counter)
     total = 0
     for line in lines or [""]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from itertools import compress
 from operator import attrgetter, not_
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from . import _index, _js
 from ._compile import CompiledEntry
@@ -54,9 +54,9 @@ class ScanBuffer:
         self.injections = list(injections)
         self.fields = fields
         self.recursion: list[str] = []
-        # per recursion text: its hits, and the contents it joins with "\n" with the hits of each
+        # per recursion text: its hits, and the contents it joins with "\n" and the hits of each
         # (None when not known)
-        self._recursion_parts: list[tuple[Collection[int], list[tuple[str, Hits]] | None]] = []
+        self._recursion_parts: list[tuple[Collection[int], Sequence[str] | None, list[Hits] | None]] = []
         self.skew = 0
         self.skip_empty_recursion = skip_empty_recursion
         self._scanned = 0
@@ -120,18 +120,21 @@ class ScanBuffer:
             return
         self.recursion.append(text)
         index = self.index
-        parts: list[tuple[str, Hits]] | None = None
+        got: list[Hits] | None = None
         if lines is not None and not index.newline_needles:
-            # no needle holds "\n", and "\n" is a word boundary: the text's hits are its lines' hits
-            hits, memo = index.content_hits, index.content_memo.get
-            # remembered hits as they are (an empty set too: most contents hold no needle)
-            got = [h if (h := memo(line)) is not None else hits(line) for line in lines]
-            parts = list(zip(lines, got))
-            found: Collection[int] = set().union(*got)
+            # no needle holds "\n", and "\n" is a word boundary: the text's hits are its lines' hits,
+            # remembered ones as they are (an empty set too: most contents hold no needle)
+            found: Collection[int]
+            if _index.native is not None and type(lines) is list:     # the same in C
+                got, found = _index.native.lines_hits(lines, index.content_memo, index.content_hits)
+            else:
+                hits, memo = index.content_hits, index.content_memo.get
+                got = [h if (h := memo(line)) is not None else hits(line) for line in lines]
+                found = set().union(*got)
         else:
-            found = index.hits(text)
+            found, lines = index.hits(text), None
         self.recursion_hits.update(found)
-        self._recursion_parts.append((found, parts))
+        self._recursion_parts.append((found, lines, got))
         self._text_cache.clear()
 
     def has_recursion(self) -> bool:
@@ -254,7 +257,8 @@ class ScanBuffer:
                 tail.append((v, self.field_hits[f], None))
         tail += [(t, hits(t), None) for t in self.injections]
         if with_recursion:
-            tail += [(t, hs, lines) for t, (hs, lines) in zip(self.recursion, self._recursion_parts)]
+            tail += [(t, hs, None if got is None else list(zip(lines, got)))   # type: ignore[arg-type]
+                     for t, (hs, lines, got) in zip(self.recursion, self._recursion_parts)]
         nids = key.nids
         needles = frozenset(nids)       # a piece's hits are a tuple (or a set): looked up in this
         marked = rx.piecewise == PIECE_MARKED
@@ -348,6 +352,9 @@ def kept_indexes(chat: Sequence[ChatMessage], start: int = 0, stop: int | None =
     return list(compress(range(start, stop), map(not_, map(_IS_SYSTEM, chat[start:stop]))))
 
 
+_Chat = TypeVar("_Chat")
+
+
 class KnownChat(list):
     """A chat of :class:`ChatMessage` objects whose non-system message indexes (``kept``, ascending)
     its maker already knows, as a :class:`~lorescan._replay.Session` does: evaluating it neither
@@ -356,19 +363,20 @@ class KnownChat(list):
     kept: Sequence[int] = ()
 
 
-def known_chat(chat: object) -> object:
+def known_chat(chat: _Chat) -> _Chat:
     """``chat`` as a :class:`KnownChat` (a copy of the list, its kept indexes read now) when it is a
     list of :class:`ChatMessage` objects, with the C extension; else ``chat`` itself. One pass in C
     both checks the messages' types and reads which are system messages, for an evaluation that
     starts now (a long chat given as a list was read twice, at 0.1–0.3 µs a message)."""
     if _index.native is None or type(chat) is not list:
         return chat
-    kept = _index.native.kept_indexes(chat, 0, len(chat), ChatMessage, True)
+    items = cast("list[Any]", chat)
+    kept = _index.native.kept_indexes(items, 0, len(items), ChatMessage, True)
     if kept is None:
         return chat
-    known = KnownChat(chat)
+    known = KnownChat(items)
     known.kept = kept
-    return known
+    return cast(_Chat, known)
 
 
 class ScanMessages(Sequence[str]):

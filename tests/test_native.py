@@ -372,6 +372,50 @@ def test_the_c_recursion_lines_agree_with_the_python_ones(fields, failed, conten
         native.recursion_lines(now, list(failed), contents)
 
 
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.sampled_from(["", "a", "b", "c d", " e"]), max_size=8),
+       known=st.dictionaries(st.sampled_from(["", "a", "b", "c d", " e"]),
+                             st.sampled_from([(), (1,), (1, 2), frozenset({3}), {4, 5}])))
+def test_the_c_lines_hits_agree_with_the_python_ones(lines, known) -> None:
+    """``add_recursion``'s hits of a recursion text's lines: remembered ones as they are, the others
+    found (and remembered) by ``hits``, in order; every id among them in one set."""
+    def finder(memo: dict) -> tuple[list, object]:
+        calls: list[str] = []
+
+        def hits(line: str) -> tuple[int, ...]:
+            calls.append(line)
+            memo[line] = got = (len(line) + 10,)
+            return got
+        return calls, hits
+
+    py_memo, c_memo = dict(known), dict(known)
+    py_calls, py_hits = finder(py_memo)
+    want = [h if (h := py_memo.get(line)) is not None else py_hits(line) for line in lines]
+    c_calls, c_hits = finder(c_memo)
+    got, found = native.lines_hits(lines, c_memo, c_hits)
+    assert got == want and found == set().union(*want) and c_calls == py_calls and c_memo == py_memo
+    assert all(g is known[line] for g, line in zip(got, lines) if line in known)    # the same objects
+    with pytest.raises(TypeError):
+        native.lines_hits(tuple(lines), c_memo, c_hits)
+    with pytest.raises(ZeroDivisionError):
+        native.lines_hits(["new line"], {}, lambda line: 1 / 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.sampled_from(["", "a", "b", " c", "\td", "\u00a0e", "中"]), max_size=6),
+       counts=st.dictionaries(st.sampled_from(["", "a", "b", " c", "\td", "\u00a0e", "中"]),
+                              st.integers(0, 50) | st.just(2**70) | st.just(-1) | st.just(1.5)))
+def test_the_c_line_count_sum_agrees_with_the_python_one(lines, counts) -> None:
+    """``count_lines``' sum: every line remembered (an int) and each after the first starting with a
+    character that is not whitespace, else None (the caller counts the text)."""
+    values = [counts.get(line) for line in lines]
+    plain = all(type(v) is int and 0 <= v < 2**60 for v in values)
+    want = sum(values) if plain and all(line[:1] and not line[:1].isspace() for line in lines[1:]) else None
+    assert native.sum_line_counts(lines, counts) == want
+    with pytest.raises(TypeError):
+        native.sum_line_counts(lines, list(counts))
+
+
 def test_slot_reads_stay_right_when_many_classes_share_the_attribute_table() -> None:
     """The extension reads slots at offsets it keeps per (class, name) in a table of a few hundred
     places: 600 classes, their slots at different offsets, and classes with the names as plain

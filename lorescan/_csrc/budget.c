@@ -276,3 +276,41 @@ error:
     Py_XDECREF(last);
     return NULL;
 }
+
+/* sum_line_counts(lines, memo) -> int | None
+ *
+ * count_lines' sum (lorescan/_budget.py is the reference): the sum of memo[line] over `lines` when
+ * every line's count is remembered (an int) and each line after the first starts with a character
+ * that is not whitespace; None otherwise (the caller counts the text then). */
+PyObject *
+ls_sum_line_counts(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *lines, *memo, *line, *count;
+    Py_ssize_t i;
+    long long total = 0, cnt;
+
+    (void)self;
+    if (nargs != 2 || !PyList_Check(args[0]) || !PyDict_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "sum_line_counts(lines: list, memo: dict)");
+        return NULL;
+    }
+    lines = args[0];
+    memo = args[1];
+    for (i = 0; i < PyList_GET_SIZE(lines); i++) {
+        line = PyList_GET_ITEM(lines, i);
+        if (!PyUnicode_CheckExact(line))
+            Py_RETURN_NONE;
+        if (i > 0 && (PyUnicode_GET_LENGTH(line) == 0 || Py_UNICODE_ISSPACE(PyUnicode_READ_CHAR(line, 0))))
+            Py_RETURN_NONE;
+        count = PyDict_GetItemWithError(memo, line);     /* borrowed; a str key runs no code */
+        if (count == NULL) {
+            if (PyErr_Occurred())
+                return NULL;
+            Py_RETURN_NONE;
+        }
+        if (!ls_as_ll(count, &cnt) || cnt < 0 || cnt > LLONG_MAX / 4 || total > LLONG_MAX / 4)
+            Py_RETURN_NONE;
+        total += cnt;
+    }
+    return PyLong_FromLongLong(total);
+}

@@ -100,3 +100,72 @@ ls_collect_hits(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     Py_RETURN_NONE;
 }
+
+/* lines_hits(lines, memo, hits) -> (list, set)
+ *
+ * ScanBuffer.add_recursion's hits of a recursion text's lines (lorescan/_scan.py is the reference):
+ * each line's remembered hits, memo[line] (a tuple or any collection of needle ids), else
+ * hits(line), which finds and remembers them; and the set of every needle id among them. */
+PyObject *
+ls_lines_hits(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *lines, *memo, *hits, *got = NULL, *found = NULL, *line, *h, *it, *nid, *out;
+    Py_ssize_t i, k, n;
+
+    (void)self;
+    if (nargs != 3 || !PyList_Check(args[0]) || !PyDict_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "lines_hits(lines: list, memo: dict, hits)");
+        return NULL;
+    }
+    lines = args[0];
+    memo = args[1];
+    hits = args[2];
+    n = PyList_GET_SIZE(lines);
+    got = PyList_New(n);
+    found = PySet_New(NULL);
+    if (got == NULL || found == NULL)
+        goto fail;
+    for (i = 0; i < n && i < PyList_GET_SIZE(lines); i++) {
+        line = PyList_GET_ITEM(lines, i);
+        Py_INCREF(line);
+        h = PyDict_GetItemWithError(memo, line);     /* borrowed */
+        if (h != NULL && h != Py_None)
+            Py_INCREF(h);
+        else
+            h = PyErr_Occurred() ? NULL : PyObject_CallOneArg(hits, line);
+        Py_DECREF(line);
+        if (h == NULL)
+            goto fail;
+        PyList_SET_ITEM(got, i, h);     /* steals h; `got` keeps it while its ids are added */
+        if (PyTuple_CheckExact(h)) {
+            for (k = 0; k < PyTuple_GET_SIZE(h); k++)
+                if (PySet_Add(found, PyTuple_GET_ITEM(h, k)) < 0)
+                    goto fail;
+            continue;
+        }
+        it = PyObject_GetIter(h);
+        if (it == NULL)
+            goto fail;
+        while ((nid = PyIter_Next(it)) != NULL) {
+            k = PySet_Add(found, nid);
+            Py_DECREF(nid);
+            if (k < 0)
+                break;
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred())
+            goto fail;
+    }
+    if (i < n) {    /* the list was shortened by a hits() call: the rest are its lines no more */
+        if (PyList_SetSlice(got, i, n, NULL) < 0)
+            goto fail;
+    }
+    out = PyTuple_Pack(2, got, found);
+    Py_DECREF(got);
+    Py_DECREF(found);
+    return out;
+fail:
+    Py_XDECREF(got);
+    Py_XDECREF(found);
+    return NULL;
+}

@@ -4,10 +4,12 @@
  * over the compiled book. These sources do such steps over compact arrays or in C loops:
  *   gates.c    each place's record, and the gates of a pass's candidates (PlaceGates);
  *   order.c    a pass's candidates in scan order (PlaceGates.scan_order);
- *   budget.c   the budget step for a pass's common entries (spend_lines);
+ *   budget.c   the budget step for a pass's common entries (spend_lines), and the sum of a recursion
+ *              text's remembered line counts (sum_line_counts);
  *   records.c  the activation records (activation_records);
  *   buckets.c  the prompt's buckets (fill_buckets), and what recursion scans (recursion_lines);
- *   hits.c     the needles an automaton finds in a piece of scan text (collect_hits);
+ *   hits.c     the needles an automaton finds in a piece of scan text (collect_hits), and a recursion
+ *              text's remembered hits line by line (lines_hits);
  *   window.c   the scan window's messages, trimmed, and their hits (scan_window); the chat's
  *              messages that are not system messages (kept_indexes);
  *   messages.c chat messages made from plain dicts (plain_models); models from trusted dicts
@@ -50,6 +52,12 @@ static PyMethodDef module_methods[] = {
     {"collect_hits", (PyCFunction)(void (*)(void))ls_collect_hits, METH_FASTCALL,
      "collect_hits(matches, text, found, word, length, base) -> None: add the new needle ids an automaton's "
      "iter(text) finds to `found`, but whole-word needles with an ASCII word character beside them."},
+    {"lines_hits", (PyCFunction)(void (*)(void))ls_lines_hits, METH_FASTCALL,
+     "lines_hits(lines, memo, hits) -> (list, set): each line's remembered hits (memo[line], else hits(line)) "
+     "and the set of every needle id among them."},
+    {"sum_line_counts", (PyCFunction)(void (*)(void))ls_sum_line_counts, METH_FASTCALL,
+     "sum_line_counts(lines, memo) -> int | None: the sum of the lines' remembered counts when every line's "
+     "is remembered and each after the first starts with a character that is not whitespace, else None."},
     {"scan_window", (PyCFunction)(void (*)(void))ls_scan_window, METH_FASTCALL,
      "scan_window(cache, kept, length, chat, named, include_names, get, trimmed, strip, start, upto, message_hits, "
      "none, memo, hits) -> None: ScanBuffer.ensure_scanned for messages start..upto-1 of a ScanMessages."},

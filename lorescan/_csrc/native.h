@@ -59,11 +59,13 @@ PyObject *ls_gates_scan_order(PlaceGates *self, PyObject *const *args, Py_ssize_
 int ls_as_ll(PyObject *v, long long *out);
 int ls_attr_true(PyObject *ce, PyObject *name);
 PyObject *ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *ls_sum_line_counts(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* buckets.c */
 PyObject *ls_fill_buckets(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_recursion_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* hits.c */
 PyObject *ls_collect_hits(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *ls_lines_hits(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* window.c */
 PyObject *ls_scan_window(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_kept_indexes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
