@@ -416,6 +416,32 @@ def test_the_c_line_count_sum_agrees_with_the_python_one(lines, counts) -> None:
         native.sum_line_counts(lines, list(counts))
 
 
+class _Grouped:
+    __slots__ = ("group_names",)
+
+    def __init__(self, names: object) -> None:
+        self.group_names = names
+
+
+class _BadGroups:
+    @property
+    def group_names(self) -> object:
+        raise RuntimeError("unreadable")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([(), ("a",), ("a", "b"), None, [], ["c"], "", "d", 0, 1]), max_size=12))
+def test_the_c_group_members_agree_with_the_python_ones(names) -> None:
+    """``filter_groups``' first step: the candidates whose ``group_names`` is true, in order."""
+    now = [_Grouped(n) for n in names]
+    got = native.with_groups(now)
+    assert got == [ce for ce in now if ce.group_names] and all(a is b for a, b in zip(got, got))
+    with pytest.raises(RuntimeError, match="unreadable"):
+        native.with_groups([*now, _BadGroups()])
+    with pytest.raises(TypeError):
+        native.with_groups(tuple(now))
+
+
 def test_slot_reads_stay_right_when_many_classes_share_the_attribute_table() -> None:
     """The extension reads slots at offsets it keeps per (class, name) in a table of a few hundred
     places: 600 classes, their slots at different offsets, and classes with the names as plain

@@ -234,3 +234,37 @@ error:
     Py_XDECREF(lines);
     return NULL;
 }
+
+/* with_groups(now) -> list
+ *
+ * The entries of `now` whose `group_names` is true, in order: the members of some inclusion group,
+ * which filter_groups groups (lorescan/_select.py is the reference). */
+PyObject *
+ls_with_groups(PyObject *self, PyObject *now)
+{
+    PyObject *out, *ce;
+    Py_ssize_t k;
+    int r;
+
+    (void)self;
+    if (!PyList_Check(now)) {
+        PyErr_SetString(PyExc_TypeError, "with_groups(now: list)");
+        return NULL;
+    }
+    out = PyList_New(0);
+    if (out == NULL)
+        return NULL;
+    for (k = 0; k < PyList_GET_SIZE(now); k++) {
+        ce = PyList_GET_ITEM(now, k);
+        Py_INCREF(ce);
+        r = ls_attr_true(ce, s_group_names);
+        if (r > 0)
+            r = PyList_Append(out, ce);
+        Py_DECREF(ce);
+        if (r < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
+    return out;
+}

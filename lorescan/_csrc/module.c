@@ -7,7 +7,8 @@
  *   budget.c   the budget step for a pass's common entries (spend_lines), and the sum of a recursion
  *              text's remembered line counts (sum_line_counts);
  *   records.c  the activation records (activation_records);
- *   buckets.c  the prompt's buckets (fill_buckets), and what recursion scans (recursion_lines);
+ *   buckets.c  the prompt's buckets (fill_buckets), what recursion scans (recursion_lines), and a
+ *              pass's candidates in inclusion groups (with_groups);
  *   hits.c     the needles an automaton finds in a piece of scan text (collect_hits), and a recursion
  *              text's remembered hits line by line (lines_hits);
  *   window.c   the scan window's messages, trimmed, and their hits (scan_window); the chat's
@@ -52,6 +53,8 @@ static PyMethodDef module_methods[] = {
     {"collect_hits", (PyCFunction)(void (*)(void))ls_collect_hits, METH_FASTCALL,
      "collect_hits(matches, text, found, word, length, base) -> None: add the new needle ids an automaton's "
      "iter(text) finds to `found`, but whole-word needles with an ASCII word character beside them."},
+    {"with_groups", (PyCFunction)ls_with_groups, METH_O,
+     "with_groups(now) -> list: the entries of now whose group_names is true, in order."},
     {"lines_hits", (PyCFunction)(void (*)(void))ls_lines_hits, METH_FASTCALL,
      "lines_hits(lines, memo, hits) -> (list, set): each line's remembered hits (memo[line], else hits(line)) "
      "and the set of every needle id among them."},

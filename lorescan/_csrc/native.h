@@ -63,6 +63,7 @@ PyObject *ls_sum_line_counts(PyObject *self, PyObject *const *args, Py_ssize_t n
 /* buckets.c */
 PyObject *ls_fill_buckets(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_recursion_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *ls_with_groups(PyObject *self, PyObject *now);
 /* hits.c */
 PyObject *ls_collect_hits(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_lines_hits(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
