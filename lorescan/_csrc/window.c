@@ -204,20 +204,6 @@ plain_is_system(PyObject *msg, PyObject *cls)
     return r;
 }
 
-/* Whether `msg` is a system message as Python's truth of its `is_system` attribute: 1, 0, or -1. */
-static int
-any_is_system(PyObject *msg)
-{
-    PyObject *v = PyObject_GetAttr(msg, s_is_system);
-    int r;
-
-    if (v == NULL)
-        return -1;
-    r = PyObject_IsTrue(v);
-    Py_DECREF(v);
-    return r;
-}
-
 /* Append start..stop-1 to `out`: 0, or -1 on error. */
 static int
 append_run(PyObject *out, Py_ssize_t start, Py_ssize_t stop)
@@ -312,7 +298,7 @@ ls_kept_indexes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             }
             system = plain_is_system(msg, cls);
             if (system == -2)
-                system = any_is_system(msg);
+                system = ls_attr_true(msg, s_is_system);     /* Python's truth of the attribute */
             if (system < 0 || (!system && append_run(out, base + i, base + i + 1) < 0))
                 goto fail;
         }
