@@ -237,7 +237,7 @@ ls_kept_indexes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     PyObject *chat, *cls, *out = NULL, *part = NULL, *msg;
     Py_ssize_t start, stop, i, n, base;
-    int system, only;
+    int system, only, odd;
 
     (void)self;
     if ((nargs != 4 && nargs != 5) || !PyList_Check(args[0]) || !PyLong_Check(args[1]) || !PyLong_Check(args[2])
@@ -262,13 +262,18 @@ ls_kept_indexes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         stop = n;
     if (stop < start)
         stop = start;
-    for (i = start; i < stop; i++) {        /* the list itself, while reading it runs no code */
+    /* the list itself, while reading it runs no code of the messages (an allocation may still run
+     * the collector, whose finalizers could change the list: the message is held, the size read) */
+    for (i = start; i < stop && i < PyList_GET_SIZE(chat); i++) {
         msg = PyList_GET_ITEM(chat, i);
+        Py_INCREF(msg);
         system = plain_is_system(msg, cls);
+        odd = (PyObject *)Py_TYPE(msg) != cls;
+        Py_DECREF(msg);
         if (system == -1)
             goto fail;
         if (system == -2) {
-            if (only && (PyObject *)Py_TYPE(msg) != cls) {
+            if (only && odd) {
                 Py_XDECREF(out);
                 Py_RETURN_NONE;
             }
