@@ -367,7 +367,7 @@ def known_chat(chat: _Chat) -> _Chat:
     """``chat`` as a :class:`KnownChat` (a copy of the list, its kept indexes read now) when it is a
     list of :class:`ChatMessage` objects, with the C extension; else ``chat`` itself. One pass in C
     both checks the messages' types and reads which are system messages, for an evaluation that
-    starts now (a long chat given as a list was read twice, at 0.1–0.3 µs a message)."""
+    starts now (a long chat given as a list was read twice: about 0.14 µs a message in all)."""
     if _index.native is None or type(chat) is not list:
         return chat
     items = cast("list[Any]", chat)
