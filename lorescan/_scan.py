@@ -62,6 +62,8 @@ class ScanBuffer:
         self._scanned = 0
         self._message_hits: list[Hits] = []   # per scanned message (0 = newest)
         self._unions: dict[int, frozenset[int]] = {}     # n -> hits of the newest n messages
+        self._first: dict[int, int] = {}     # needle -> the newest of the first _first_n messages holding it
+        self._first_n = 0
         self.inject_hits: frozenset[int] = frozenset().union(*(index.hits(t) for t in self.injections)) \
             if self.injections else frozenset()
         self.field_hits = {name: index.hits(text) for name, text in fields.items() if text}
@@ -169,6 +171,24 @@ class ScanBuffer:
         if with_recursion and self.recursion_hits:
             found = found | self.recursion_hits
         return found
+
+    def depth_hits(self, depth: float, with_recursion: bool) -> DepthHits | set[int] | frozenset[int]:
+        """What :meth:`visible_set` gives, for an entry with its own scan depth: the same needles,
+        looked up where they are instead of joined into one set (valid until the next recursion
+        text is added). An evaluation meets a few such depths in every pass, and joining each one's
+        messages with the recursion text's needles cost more than all their entries' lookups."""
+        if not depth > 0:
+            return self.visible_set(depth, with_recursion)
+        n = min(int(min(depth, MAX_SCAN_DEPTH) // 1), self._scanned)
+        first = self._first
+        if self._first_n < n:
+            hs = self._message_hits
+            for i in range(self._first_n, n):      # newer messages first: the first index kept
+                for nid in hs[i]:
+                    if nid not in first:
+                        first[nid] = i
+            self._first_n = n
+        return DepthHits(first, n, self.inject_hits, self.recursion_hits if with_recursion else _NO_HITS)
 
     def _visible_beyond_messages(self, nid: int, with_recursion: bool, fields: tuple[str, ...]) -> bool:
         if nid in self.inject_hits:
@@ -313,6 +333,32 @@ class ScanBuffer:
         needles = (self.message_hits(MAX_SCAN_DEPTH), self.inject_hits, frozenset(self.recursion_hits),
                    *self.field_hits.values())
         return Candidates(gids, needles, self.index.needle_entries)
+
+
+_NO_HITS: frozenset[int] = frozenset()
+
+
+class DepthHits:
+    """The needles visible at one scan depth (:meth:`ScanBuffer.depth_hits`): those of the newest
+    ``n`` messages (``first`` maps a needle to the newest message holding it), of the injections
+    and of the recursion texts. Answers ``in`` and ``isdisjoint`` as the joined set would."""
+
+    __slots__ = ("first", "n", "inject", "recursion")
+
+    def __init__(self, first: dict[int, int], n: int, inject: Collection[int], recursion: Collection[int]) -> None:
+        self.first, self.n, self.inject, self.recursion = first, n, inject, recursion
+
+    def __contains__(self, nid: object) -> bool:
+        i = self.first.get(nid)     # type: ignore[call-overload]
+        return (i is not None and i < self.n) or nid in self.inject or nid in self.recursion
+
+    def isdisjoint(self, ids: Iterable[int]) -> bool:
+        first, n, inject, recursion = self.first, self.n, self.inject, self.recursion
+        for nid in ids:
+            i = first.get(nid)
+            if (i is not None and i < n) or nid in inject or nid in recursion:
+                return False
+        return True
 
 
 class Candidates:

@@ -20,7 +20,7 @@ from ._index import CONSTANT, NEVER, UNBUILT, PlainEntry
 from ._keys import Key, KeyItem, match_key_text
 from ._mode import Mode
 from ._model import ForcedActivation, SelectiveLogic
-from ._scan import Candidates, ScanBuffer
+from ._scan import Candidates, DepthHits, ScanBuffer
 from ._state import EvalState
 from ._tally import Tally
 
@@ -146,7 +146,7 @@ def pass_candidates(st: EvalState, order: Iterable[int], state: int, activated: 
     with_rec = state != MIN_ACTIVATIONS
     # needles visible at the global depth (per depth: plain_gate adds the others)
     seen = buf.visible_set(buf.current_depth(), with_rec)
-    visible: dict[float | None, set[int] | frozenset[int]] = {None: seen}
+    visible: dict[float | None, AbstractSet[int] | DepthHits] = {None: seen}
     special = sticky | forced if forced else sticky     # these take the full gate
     excluding = state == RECURSION and bool(st.settings.world_info_recursive)
     entries = st.plan.entries
@@ -292,7 +292,8 @@ def plain_gate(st: EvalState, rec: PlainEntry, ce: CompiledEntry, visible: dict,
     depth = rec.depth
     vis = visible.get(depth)
     if vis is None:
-        vis = visible[depth] = buf.visible_set(buf.current_depth() if depth is None else depth, with_rec)
+        vis = visible[depth] = buf.visible_set(buf.current_depth(), with_rec) if depth is None \
+            else buf.depth_hits(depth, with_rec)
     d = buf.current_depth() if depth is None else depth
     if vis.isdisjoint(rec.primary) and not any(buf.key_matches(k, ce, d, with_rec) for k in rec.primary_other):
         return False
@@ -301,7 +302,7 @@ def plain_gate(st: EvalState, rec: PlainEntry, ce: CompiledEntry, visible: dict,
     return secondary_ok(rec, vis, lambda k: buf.key_matches(k, ce, d, with_rec))
 
 
-def secondary_ok(rec: PlainEntry, seen: AbstractSet[int], matches: Callable[[Key], bool]) -> bool:
+def secondary_ok(rec: PlainEntry, seen: AbstractSet[int] | DepthHits, matches: Callable[[Key], bool]) -> bool:
     """The selective logic of a :class:`PlainEntry`'s secondary keys: needle ids looked up in
     ``seen``, the other keys (regex and the like) tried with ``matches`` only when needed."""
     logic, sec = rec.logic, rec.secondary or ()

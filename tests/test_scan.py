@@ -476,3 +476,38 @@ def test_formatted_messages_are_kept_by_text_and_checked_by_name() -> None:
     deep = Settings(world_info_depth=10)
     assert lore.activate(chat, settings=deep).activated_keys() == ["b.0"]
     assert lore.activate(chat[:1] + chat[2:], settings=deep).activated_keys() == []
+
+
+_WORDS = ["amber", "birch", "cedar", "delta", "ember", "fjord"]
+
+
+@hsettings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(messages=st.lists(st.lists(st.sampled_from(_WORDS), max_size=3).map(" ".join), max_size=12),
+       injection=st.lists(st.sampled_from(_WORDS), max_size=2).map(" ".join),
+       recursion=st.lists(st.lists(st.sampled_from(_WORDS), max_size=2).map(" ".join), max_size=2),
+       depths=st.lists(st.sampled_from([1, 2, 3, 2.5, 5, 8, 40, 1000, 0, -1, float("nan")]), min_size=1, max_size=6),
+       scan=st.integers(0, 14))
+def test_depth_hits_answer_as_the_joined_set(messages, injection, recursion, depths, scan) -> None:
+    """An own-depth entry's needles looked up in place (``depth_hits``) answer ``in`` and
+    ``isdisjoint`` exactly as the joined set (``visible_set``), as more messages get scanned too."""
+    entries = [{"uid": i, "key": [w], "scanDepth": 3} for i, w in enumerate(_WORDS)]
+    lore = lorescan.compile([Lorebook.from_entries("b", entries)], tokenizer="words")
+    index = lore._index(MacroEnv(), Settings())
+    buf = ScanBuffer(messages, [injection] if injection else [], {}, index, 4, False)
+    for text in recursion:
+        buf.add_recursion(text, [text])
+    every = index.hits(" ".join(_WORDS))
+    assert len(set(every)) == len(_WORDS)        # one needle per word
+    ids = range(max(every) + 3)                   # and ids no text holds
+    buf.ensure_scanned(scan)
+    for k, depth in enumerate(depths):
+        if k == len(depths) // 2:
+            buf.ensure_scanned(1000)        # the rest see every message scanned
+        for with_recursion in (True, False):
+            joined = buf.visible_set(depth, with_recursion)
+            looked = buf.depth_hits(depth, with_recursion)
+            assert [n in looked for n in ids] == [n in joined for n in ids]
+            for a in ids:
+                for b in ids:
+                    assert looked.isdisjoint((a, b)) == joined.isdisjoint((a, b))
+            assert looked.isdisjoint(()) and looked.isdisjoint(iter(()))
