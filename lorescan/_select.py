@@ -292,8 +292,7 @@ def plain_gate(st: EvalState, rec: PlainEntry, ce: CompiledEntry, visible: dict,
     depth = rec.depth
     vis = visible.get(depth)
     if vis is None:
-        vis = visible[depth] = buf.visible_set(buf.current_depth(), with_rec) if depth is None \
-            else buf.depth_hits(depth, with_rec)
+        vis = visible[depth] = buf.depth_hits(buf.current_depth() if depth is None else depth, with_rec)
     d = buf.current_depth() if depth is None else depth
     if vis.isdisjoint(rec.primary) and not any(buf.key_matches(k, ce, d, with_rec) for k in rec.primary_other):
         return False
