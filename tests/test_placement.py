@@ -6,8 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from lorescan._js import js_string, to_number, trim
 from lorescan._service.placement import (
+    DEPTH_ROLES,
+    MAX_DEPTH,
+    SCANNED_ROLES,
     Header,
     PlacementError,
     bucket_texts,
@@ -143,3 +149,65 @@ def test_the_scanned_chat_is_the_user_and_assistant_messages() -> None:
     assert chat_of(messages) == [{"role": "user", "content": "u1", "name": None},
                                  {"role": "assistant", "content": "a1", "name": "Ines"},
                                  {"role": "user", "content": "u2", "name": None}]
+
+
+def walked(messages: list[Any], groups: list[dict[str, Any]]) -> list[Any]:
+    """The reference for ``insert_at_depth``: the prompt builder's own steps, one by one. Every
+    group keyed ``customDepthWI_<String(depth)>_<String(role)>`` (a later one replaces an earlier),
+    the keys read in name order, one message per depth and role; then the chat walked from its end,
+    each depth spliced into the walk at ``depth`` plus what was inserted before it."""
+    prompts: dict[str, tuple[float, float, str]] = {}
+    for group in groups:
+        if group.get("depth") is None:
+            continue
+        key = f"customDepthWI_{js_string(group['depth'])}_{js_string(group.get('role'))}"
+        prompts[key] = (to_number(group["depth"]), to_number(group.get("role")), "\n".join(group["entries"]))
+    at_depth: dict[float, list[tuple[float, str]]] = {}
+    for _, (d, r, v) in sorted(prompts.items()):
+        if v and d == d and 0 <= d <= MAX_DEPTH and d == int(d):
+            at_depth.setdefault(d, []).append((r, v))
+    by_depth: dict[int, list[dict[str, str]]] = {}
+    for depth in sorted(at_depth):
+        inserted = []
+        for number, role in DEPTH_ROLES:
+            values = [trim(v) for r, v in at_depth[depth] if r == number]
+            text = trim("\n".join(values)) if values else ""
+            if text:
+                inserted.append({"role": role, "content": text})
+        if inserted:
+            by_depth[int(depth)] = inserted[::-1]
+    if not by_depth:
+        return messages
+    chat_at = [i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") in SCANNED_ROLES]
+    if not chat_at:
+        return messages + [m for _, inserted in sorted(by_depth.items()) for m in inserted]
+    first, last = chat_at[0], chat_at[-1]
+    units: list[list[Any]] = []
+    for message in messages[first:last + 1]:
+        if isinstance(message, dict) and message.get("role") in SCANNED_ROLES:
+            units.append([message])
+        else:
+            units[-1].append(message)
+    walk = units[::-1]
+    total = 0
+    for depth, inserted in sorted(by_depth.items()):
+        walk[depth + total:depth + total] = [[m] for m in inserted[::-1]]
+        total += len(inserted)
+    return messages[:first] + [m for unit in walk[::-1] for m in unit] + messages[last + 1:]
+
+
+_ROLES = st.sampled_from(["user", "assistant", "system", "tool", "developer"])
+_MESSAGES = st.lists(st.builds(lambda role, i: {"role": role, "content": f"m{i}"}, _ROLES, st.integers(0, 99)),
+                     max_size=14)
+_NUMBERS = st.one_of(st.integers(-2, 16), st.sampled_from([None, 1000, 1001, 2.0, 2.5, -0.0, True, "3", " 1",
+                                                           "01", "x", float("nan"), 2**60 + 1]))
+_GROUPS = st.lists(st.fixed_dictionaries({"depth": _NUMBERS, "role": _NUMBERS,
+                                          "entries": st.lists(st.sampled_from(["a", " b ", "c", "", "\n"]),
+                                                              min_size=1, max_size=3)}), max_size=8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_MESSAGES, _GROUPS)
+def test_insert_at_depth_puts_every_message_where_the_walk_puts_it(messages: list[Any],
+                                                                     groups: list[dict[str, Any]]) -> None:
+    assert insert_at_depth(messages, groups) == walked(messages, groups)

@@ -59,6 +59,8 @@ APPENDED = ("after", "an_top", "an_bottom", "em_top", "em_bottom")
 MAX_DEPTH = 1000
 #: extension-prompt roles, in the order the prompt builder walks them
 DEPTH_ROLES = ((0, "system"), (1, "user"), (2, "assistant"))
+#: integers a double holds exactly: ``String(n)`` and ``Number(n)`` of such an int need no calls
+_EXACT = 2**53
 
 
 class PlacementError(Exception):
@@ -220,46 +222,55 @@ def depth_prompts(groups: list[dict[str, Any]]) -> dict[int, list[dict[str, str]
     """The messages to insert at each depth, from a result's depth groups, in chat order."""
     prompts: dict[str, tuple[float, float, str]] = {}
     for group in groups:        # one extension prompt per key: a later group of the same key replaces it
-        if group.get("depth") is None:      # an entry without a depth: NaN, never inserted
+        depth, role = group.get("depth"), group.get("role")
+        if depth is None:       # an entry without a depth: NaN, never inserted
             continue
-        key = f"customDepthWI_{js_string(group['depth'])}_{js_string(group.get('role'))}"
-        prompts[key] = (to_number(group["depth"]), to_number(group.get("role")), "\n".join(group["entries"]))
+        if type(depth) is int and type(role) is int and 0 <= depth <= MAX_DEPTH and -_EXACT <= role <= _EXACT:
+            # the engine's groups: what js_string and to_number give such ints, without the calls
+            prompts[f"customDepthWI_{depth}_{role}"] = (depth, role, "\n".join(group["entries"]))
+        else:
+            key = f"customDepthWI_{js_string(depth)}_{js_string(role)}"
+            prompts[key] = (to_number(depth), to_number(role), "\n".join(group["entries"]))
     at_depth: dict[float, list[tuple[float, str]]] = {}
-    for _, (d, r, v) in sorted(prompts.items()):        # joined by key name within a depth and role
+    for key in sorted(prompts):        # joined by key name within a depth and role
+        d, r, v = prompts[key]
         if v and d == d and 0 <= d <= MAX_DEPTH and d == int(d):
             at_depth.setdefault(d, []).append((r, v))
     by_depth: dict[int, list[dict[str, str]]] = {}
     for depth in sorted(at_depth):
+        values = at_depth[depth]
         inserted = []
         for number, role in DEPTH_ROLES:
-            values = [trim(v) for r, v in at_depth[depth] if r == number]
-            text = trim("\n".join(values)) if values else ""
+            texts = [trim(v) for r, v in values if r == number]
+            text = trim("\n".join(texts)) if texts else ""
             if text:
                 inserted.append({"role": role, "content": text})
         if inserted:
-            by_depth[int(depth)] = inserted[::-1]         # spliced into the reversed chat, then reversed
+            by_depth[int(depth)] = inserted[::-1]         # the last role's message nearest the chat's end
     return by_depth
 
 
 def insert_at_depth(messages: list[Any], groups: list[dict[str, Any]]) -> list[Any]:
-    """``messages`` with the at-depth entries inserted (see the module docstring)."""
+    """``messages`` with the at-depth entries inserted (see the module docstring). Depth 0 goes
+    right after the last chat message; a depth ``d`` below the count of chat messages right before
+    the ``d`` newest ones (each with the messages that follow it up to the next one); a deeper one
+    at the chat's start, the deepest first. This is where the prompt builder's walk from the
+    chat's end puts them, every splice point worked out at once (the messages are copied once)."""
     by_depth = depth_prompts(groups)
     if not by_depth:
         return messages
     chat_at = [i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") in SCANNED_ROLES]
     if not chat_at:
         return messages + [m for _, inserted in sorted(by_depth.items()) for m in inserted]
-    first, last = chat_at[0], chat_at[-1]
-    units: list[list[Any]] = []       # each chat message with the other messages that follow it
-    for message in messages[first:last + 1]:
-        if isinstance(message, dict) and message.get("role") in SCANNED_ROLES:
-            units.append([message])
-        else:
-            units[-1].append(message)
-    walk = units[::-1]                # newest first, as the prompt builder walks the chat
-    total = 0
-    for depth, inserted in sorted(by_depth.items()):
-        at = depth + total
-        walk[at:at] = [[m] for m in inserted[::-1]]
-        total += len(inserted)
-    return messages[:first] + [m for unit in walk[::-1] for m in unit] + messages[last + 1:]
+    units, end = len(chat_at), chat_at[-1] + 1     # depth 0: right after the last chat message
+    # (where, order, messages): the deepest first among those placed at the chat's start
+    splices = sorted((chat_at[units - depth] if 0 < depth < units else end if depth == 0 else chat_at[0],
+                      -depth, inserted) for depth, inserted in by_depth.items())
+    out: list[Any] = []
+    at = 0
+    for where, _, inserted in splices:
+        out += messages[at:where]
+        out += inserted
+        at = where
+    out += messages[at:]
+    return out
