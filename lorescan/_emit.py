@@ -177,7 +177,7 @@ def _records(st: EvalState, activated: list[CompiledEntry],
     acts = []
     for ce in activated:
         g = ce.gid
-        text, pass_index = content.get(g, ce.content), pass_of.get(g, 0)
+        text, pass_index = content.get(g, ce.content), pass_of.get(g, 1)
         own = type(ce) is not ForcedEntry        # a caller's object is never shared
         slot = g << 3 | pass_index & 7
         kept = shared.get(slot) if own else None

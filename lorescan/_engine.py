@@ -310,7 +310,8 @@ class _Evaluation:
                 failed.add(g)
                 continue
             content = self._content_of(ce) if ce.macros else ce.content
-            contents[g] = content
+            if ce.macros or g in contents:      # else readers take the entry's own (see EvalState)
+                contents[g] = content
             if self.book_budgets is not None and not self._book_fits(ce, content, meter):
                 continue
             if not add(content, skip and ce.ignore_budget, scan_tokens):
@@ -329,7 +330,8 @@ class _Evaluation:
                 tr.budget(ce, "fits", meter, new_text)
             activated[ce.key if by_key else g] = ce
             done.add(g)
-            pass_of[g] = count
+            if count != 1:      # readers take 1 (see EvalState)
+                pass_of[g] = count
             if ce.group_names:
                 st.activated_group_names.update(ce.group_names)
             if isinstance(ce.group, str):

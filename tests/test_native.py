@@ -167,11 +167,13 @@ class _Entry:
 
 
 def _spend(now: list[_Entry], memo: dict[str, int], budget: int, state: list | None = None, skip: bool = True,
-           rolls: list[bool] | None = None, failed: set[int] | None = None, cut: set[str] | None = None):
+           rolls: list[bool] | None = None, failed: set[int] | None = None, cut: set[str] | None = None,
+           count: int = 2, contents: dict[int, str] | None = None):
     state = state or [False, 0, 0, 0, None, 0]
-    out = ({}, {}, set(), {}, set(), set())     # contents, activated, done, pass_of, group names, group fields
+    # contents, activated, done, pass_of, group names, group fields
+    out = ({} if contents is None else contents, {}, set(), {}, set(), set())
     draws = iter(rolls or [])
-    j = native.spend_lines(now, 0, memo, state, budget, 5, skip, True, 2, *out, lambda ce: next(draws),
+    j = native.spend_lines(now, 0, memo, state, budget, 5, skip, True, count, *out, lambda ce: next(draws),
                            lambda ce: ce.content.replace("{{char}}", "C"), set() if failed is None else failed, cut)
     return j, state, out
 
@@ -186,8 +188,13 @@ def test_spend_lines_records_the_common_entries_and_stops_where_python_must_go_o
     assert j == 5           # a count not remembered: Python's
     assert failed == {2}    # the failed roll; the passed one activates
     assert state == [False, 3 + 4 + 4, 2, 5 + 13, "C", 13]      # safe, tail tokens, used (base 5 included), last, tokens
-    assert contents == {0: "alpha", 1: "beta", 3: "beta", 4: "C"} and list(activated) == ["b.0", "b.1", "b.3", "b.4"]
+    # a content is recorded when macros made it (the others read their own), a pass past the first
+    assert contents == {4: "C"} and list(activated) == ["b.0", "b.1", "b.3", "b.4"]
     assert done == {0, 1, 3, 4} and pass_of == {0: 2, 1: 2, 3: 2, 4: 2} and names == {"g"} and fields == {"g"}
+    # in the first pass no pass is recorded (readers take 1); a content recorded before is replaced
+    _, _, (contents, _, done, pass_of, _, _) = _spend([_Entry(0, "alpha"), _Entry(1, "beta")], memo, 100, count=1,
+                                                      contents={1: "stale"})
+    assert (contents, done, pass_of) == ({1: "beta"}, {0, 1}, {})
     # left to Python, before any roll: a line starting with a space, a count not remembered, an overflow
     for entry in (_Entry(0, " gamma", rolls=True), _Entry(0, "delta", rolls=True), _Entry(0, "alpha", rolls=True)):
         assert _spend([entry], memo, 8, rolls=[])[0] == 0      # no draw: the roll list is empty

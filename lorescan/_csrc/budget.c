@@ -33,25 +33,29 @@ ls_attr_true(PyObject *ce, PyObject *name)
     return r;
 }
 
-/* Record one activation: contents[g], activated[key or g], done, pass_of, and the group names and
+/* Record one activation: activated[key or g], done, contents[g] (only when `macros` substituted the
+ * content, or g has a content already: readers take the entry's own content otherwise), pass_of[g]
+ * (only past the first pass, `first` false: readers take 1 otherwise), and the group names and
  * group field the later groups check; 0, or -1 on error. */
 static int
-record_activation(PyObject *ce, PyObject *content, PyObject *const *args)
+record_activation(PyObject *ce, PyObject *content, int macros, int first, PyObject *const *args)
 {
     PyObject *contents = args[9], *activated = args[10], *done = args[11], *pass_of = args[12];
     PyObject *names = args[13], *fields = args[14], *g, *k, *v;
-    int by_key, ok = -1;
+    int by_key, known, ok = -1;
 
     by_key = PyObject_IsTrue(args[7]);
     g = ls_getattr(ce, s_gid);
     if (g == NULL || by_key < 0)
         goto out_g;
-    if (PyDict_SetItem(contents, g, content) < 0)
+    known = macros ? 1 : PyDict_Contains(contents, g);
+    if (known < 0 || (known && PyDict_SetItem(contents, g, content) < 0))
         goto out_g;
     k = by_key ? ls_getattr(ce, s_key) : (Py_INCREF(g), g);
     if (k == NULL)
         goto out_g;
-    if (PyDict_SetItem(activated, k, ce) < 0 || PySet_Add(done, g) < 0 || PyDict_SetItem(pass_of, g, args[8]) < 0) {
+    if (PyDict_SetItem(activated, k, ce) < 0 || PySet_Add(done, g) < 0
+        || (!first && PyDict_SetItem(pass_of, g, args[8]) < 0)) {
         Py_DECREF(k);
         goto out_g;
     }
@@ -196,7 +200,7 @@ ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *now, *memo, *state, *cut, *ce, *content, *last = NULL;
     Py_ssize_t j, n;
     long long safe, tail, used, budget, base, cnt, total, tokens = 0;
-    int overflowed, skip, ignore, rolls, macros, r;
+    int overflowed, skip, ignore, rolls, macros, first, r;
 
     (void)self;
     if (nargs != 19 || !PyList_Check(args[0]) || !PyDict_Check(args[2]) || !PyList_Check(args[3])
@@ -219,6 +223,9 @@ ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     n = PyList_GET_SIZE(now);
     overflowed = PyObject_IsTrue(PyList_GET_ITEM(state, 0));
     skip = PyObject_IsTrue(args[6]);
+    first = PyLong_CheckExact(args[8]) && PyLong_AsLong(args[8]) == 1;     /* the first pass is number 1 */
+    if (PyErr_Occurred())
+        PyErr_Clear();      /* a number past a C long: not the first pass */
     if (overflowed < 0 || skip < 0)
         return NULL;
     if (!read_numbers(state, args[4], args[5], &safe, &tail, &used, &tokens, &budget, &base))
@@ -257,7 +264,7 @@ ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                 continue;
             }
         }
-        if (record_activation(ce, content, args) < 0) {
+        if (record_activation(ce, content, macros, first, args) < 0) {
             Py_DECREF(content);
             goto error;
         }

@@ -28,7 +28,8 @@ still_fits(PyObject *kept, PyObject *text, PyObject *pass)
 /* activation_records(activated, contents, pass_of, shared, forced_type, make) -> list
  *
  * The activation record of each activated entry, in order (lorescan/_emit.py, _records, is the
- * reference): the one `shared` keeps under (gid << 3 | pass & 7), as a (record, content, pass)
+ * reference), with its text (contents[gid], else its own content) and pass (pass_of[gid], else 1):
+ * the one `shared` keeps under (gid << 3 | pass & 7), as a (record, content, pass)
  * triple, while its content is the same object and its pass the same, else make(entry, text, pass)
  * (kept in `shared` unless the entry's type is `forced_type`, a caller's object). */
 PyObject *
@@ -68,7 +69,7 @@ ls_activation_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         pass = PyDict_GetItemWithError(pass_of, g);
         if (pass != NULL)
             Py_INCREF(pass);
-        else if (PyErr_Occurred() || (pass = PyLong_FromLong(0)) == NULL)
+        else if (PyErr_Occurred() || (pass = PyLong_FromLong(1)) == NULL)
             goto error;
         if (!ls_as_ll(pass, &p))
             goto error;
