@@ -57,9 +57,12 @@ def emit(st: EvalState, activated: list[CompiledEntry], meter: BudgetMeter,
     (a caller that counts activations reads only the records and the budget).
     """
     buckets = _Buckets(st.mode.outlets)
-    if buckets_wanted:    # sorted stably: equal orders keep their order
-        ordered = _js.sort_descending(activated, _ORDER) if st.plan.nan_orders \
-            else sorted(activated, key=_ORDER, reverse=True)
+    if buckets_wanted:    # sorted stably: equal orders keep their order (in C when built, for numbers)
+        ordered = _index.native.by_order(activated) if _index.native is not None and not st.plan.nan_orders \
+            and type(activated) is list else None
+        if ordered is None:
+            ordered = _js.sort_descending(activated, _ORDER) if st.plan.nan_orders \
+                else sorted(activated, key=_ORDER, reverse=True)
         buckets.fill(ordered, st.content)
     return construct(ActivationResult, {
         "activated": _records(st, activated, shared),

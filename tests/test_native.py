@@ -1037,3 +1037,32 @@ def test_every_corpus_book_compiles_alike_with_and_without_the_c_steps(path) -> 
         in_python = build()
     assert in_c == in_python
     assert len(in_c[0]) == sum(len(b.entries) for b in books) > 0
+
+
+class _Ordered:
+    __slots__ = ("order_num",)
+
+    def __init__(self, order: object) -> None:
+        self.order_num = order
+
+
+_ORDERS = st.one_of(st.integers(-3, 3), st.sampled_from([2**53, -(2**53), 0.5, -0.0, 0.0, 1.0, float("inf")]),
+                    st.floats(allow_nan=False, min_value=-4, max_value=4))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ORDERS, max_size=40))
+def test_entries_come_by_order_as_sorted_gives_them(orders: list[object]) -> None:
+    entries = [_Ordered(o) for o in orders]
+    got = native.by_order(entries)
+    want = sorted(entries, key=lambda e: e.order_num, reverse=True)   # stable: equal orders keep their order
+    assert got is not None and [id(e) for e in got] == [id(e) for e in want]
+
+
+def test_by_order_leaves_what_a_double_cannot_compare_to_the_caller() -> None:
+    # NaN, an int a double does not hold exactly, a bool and a string: the caller's sort
+    for odd in (float("nan"), 2**53 + 1, True, "1"):
+        assert native.by_order([_Ordered(1), _Ordered(odd)]) is None
+    assert native.by_order([]) == []
+    with pytest.raises(TypeError):
+        native.by_order((_Ordered(1),))

@@ -268,3 +268,79 @@ ls_with_groups(PyObject *self, PyObject *now)
     }
     return out;
 }
+
+/* -- the activated entries in the order their buckets are filled ------------------------------ */
+
+typedef struct {
+    double order;
+    Py_ssize_t at;
+} ls_ordered;
+
+/* greatest order first; equal orders in the order given (a stable sort, as sorted(reverse=True) is) */
+static int
+order_first(const void *a, const void *b)
+{
+    const ls_ordered *x = a, *y = b;
+
+    if (x->order != y->order)
+        return x->order > y->order ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* by_order(entries) -> list | None
+ *
+ * sorted(entries, key=order_num, reverse=True) (lorescan/_emit.py, emit, is the reference), or None
+ * when an order_num is neither an exact int within 2**53 (which a double holds exactly, so the two
+ * compare as Python compares them) nor a float, or is NaN: the caller sorts those. */
+PyObject *
+ls_by_order(PyObject *self, PyObject *entries)
+{
+    ls_ordered *keyed;
+    PyObject *out, *v, *ce;
+    Py_ssize_t k, n;
+    double d;
+    int overflow;
+    long long i;
+
+    (void)self;
+    if (!PyList_Check(entries)) {
+        PyErr_SetString(PyExc_TypeError, "by_order(entries: list)");
+        return NULL;
+    }
+    n = PyList_GET_SIZE(entries);
+    keyed = PyMem_New(ls_ordered, n > 0 ? n : 1);
+    if (keyed == NULL)
+        return PyErr_NoMemory();
+    for (k = 0; k < n; k++) {
+        v = ls_getattr(PyList_GET_ITEM(entries, k), s_order_num);
+        if (v == NULL) {
+            PyMem_Free(keyed);
+            return NULL;
+        }
+        if (PyFloat_CheckExact(v))
+            d = PyFloat_AS_DOUBLE(v);
+        else if (PyLong_CheckExact(v)) {
+            i = PyLong_AsLongLongAndOverflow(v, &overflow);
+            d = (overflow || i > (1LL << 53) || i < -(1LL << 53)) ? Py_NAN : (double)i;
+        }
+        else
+            d = Py_NAN;
+        Py_DECREF(v);
+        if (d != d) {
+            PyMem_Free(keyed);
+            Py_RETURN_NONE;
+        }
+        keyed[k].order = d;
+        keyed[k].at = k;
+    }
+    qsort(keyed, (size_t)n, sizeof(ls_ordered), order_first);
+    out = PyList_New(n);
+    if (out != NULL)
+        for (k = 0; k < n; k++) {
+            ce = PyList_GET_ITEM(entries, keyed[k].at);
+            Py_INCREF(ce);
+            PyList_SET_ITEM(out, k, ce);
+        }
+    PyMem_Free(keyed);
+    return out;
+}

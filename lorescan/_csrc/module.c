@@ -7,8 +7,9 @@
  *   budget.c   the budget step for a pass's common entries (spend_lines), and the sum of a recursion
  *              text's remembered line counts (sum_line_counts);
  *   records.c  the activation records (activation_records);
- *   buckets.c  the prompt's buckets (fill_buckets), what recursion scans (recursion_lines), and a
- *              pass's candidates in inclusion groups (with_groups);
+ *   buckets.c  the prompt's buckets (fill_buckets) and the order they are filled in (by_order), what
+ *              recursion scans (recursion_lines), and a pass's candidates in inclusion groups
+ *              (with_groups);
  *   hits.c     the needles an automaton finds in a piece of scan text (collect_hits), and a recursion
  *              text's remembered hits line by line (lines_hits);
  *   window.c   the scan window's messages, trimmed, and their hits (scan_window); the chat's
@@ -32,7 +33,7 @@
 PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group, *s_update,
     *s_pass_index, *s_bucket, *s_prevent_recursion, *s_dict, *s_mes, *s_name, *s_strip, *s_is_system,
     *s_pydantic_extra, *s_pydantic_fields_set, *s_pydantic_private, *s_depth, *s_role, *s_entries, *s_position,
-    *s_before, *s_after, *s_nids, *s_kind;
+    *s_before, *s_after, *s_nids, *s_kind, *s_order_num;
 
 static PyMethodDef module_methods[] = {
     {"activation_records", (PyCFunction)(void (*)(void))ls_activation_records, METH_FASTCALL,
@@ -55,6 +56,9 @@ static PyMethodDef module_methods[] = {
      "iter(text) finds to `found`, but whole-word needles with an ASCII word character beside them."},
     {"with_groups", (PyCFunction)ls_with_groups, METH_O,
      "with_groups(now) -> list: the entries of now whose group_names is true, in order."},
+    {"by_order", (PyCFunction)ls_by_order, METH_O,
+     "by_order(entries) -> list | None: the entries by order_num, greatest first, equal ones in their order; "
+     "None when an order_num is not an int or float, or is NaN."},
     {"lines_hits", (PyCFunction)(void (*)(void))ls_lines_hits, METH_FASTCALL,
      "lines_hits(lines, memo, hits) -> (list, set): each line's remembered hits (memo[line], else hits(line)) "
      "and the set of every needle id among them."},
@@ -155,6 +159,7 @@ PyInit__native(void)
     INTERN(s_after, "after");
     INTERN(s_nids, "nids");
     INTERN(s_kind, "kind");
+    INTERN(s_order_num, "order_num");
 #undef INTERN
     if (ls_compile_init() < 0 || ls_listing_init() < 0)
         return NULL;
