@@ -346,10 +346,14 @@ class _Evaluation:
         ``cut``: a tally's budget set, which gets the keys of the entries skipped after an overflow."""
         st, tally = self.st, new_text.tally
         state: list[Any] = [meter.overflowed, tally.safe, tally.tail_tokens, meter.used, None, new_text.tokens]
+        # the rolls made in C as _roll makes them (a probability of another type: _roll), counted in draws
+        draws = [0]
+        rolls = (self._roll, st.timed.sticky, st.rng.random, draws)
         j = _index.native.spend_lines(now, i, tally.memo, state, meter.budget, base, skip,
                                       st.mode.activation_by_key, count, st.content, self.activated, self.done,
-                                      st.pass_of, st.activated_group_names, st.activated_group_fields, self._roll,
+                                      st.pass_of, st.activated_group_names, st.activated_group_fields, rolls,
                                       self._content_of, self.failed, cut)
+        st.rolls += draws[0]
         if j != i:
             tally.safe, tally.tail_tokens, meter.used, new_text.tokens = state[1], state[2], state[3], state[5]
             if state[4] is not None:

@@ -12,7 +12,8 @@ def json_layout(text: str, indent: int, /) -> str: ...
 
 def spend_lines(now: list[Any], j: int, memo: dict[str, int], state: list[Any], budget: int, base: int, skip: bool,
                 by_key: bool, count: int, contents: dict[int, str], activated: dict[Any, Any], done: set[int],
-                pass_of: dict[int, int], group_names: set[str], group_fields: set[str], roll: Callable[[Any], bool],
+                pass_of: dict[int, int], group_names: set[str], group_fields: set[str],
+                roll: Callable[[Any], bool] | tuple[Callable[[Any], bool], set[int], Callable[[], float], list[int]],
                 substitute: Callable[[Any], str], failed: set[int], cut: set[str] | None, /) -> int: ...
 
 def activation_records(activated: list[Any], contents: dict[int, str], pass_of: dict[int, int], shared: dict[int, Any],

@@ -1066,3 +1066,49 @@ def test_by_order_leaves_what_a_double_cannot_compare_to_the_caller() -> None:
     assert native.by_order([]) == []
     with pytest.raises(TypeError):
         native.by_order((_Ordered(1),))
+
+
+_PROBABILITIES = st.one_of(st.none(), st.integers(-5, 105), st.floats(allow_nan=True, allow_infinity=True),
+                           st.sampled_from([10**400, -(10**400), True, "50", 50.0]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_PROBABILITIES, st.booleans()), max_size=8),
+       st.lists(st.sampled_from([0, 0.0, 0.25, 0.5, 0.999, 1, 1.0, "0.3"]), min_size=8, max_size=8))
+def test_the_rolls_made_in_c_are_the_rolls_the_engine_makes(entries, randoms) -> None:
+    """``spend_lines`` given (roll, sticky, random, draws) rolls as ``_Evaluation._roll`` does:
+    a sticky entry passes without a draw, any other draws ``float(random()) * 100`` and passes at
+    most its probability (None: 0; an int past a double: an infinity); a probability of another
+    type goes to ``roll``. The same draws in the same order either way."""
+    from lorescan._js import to_number
+
+    now = [_Entry(i, "alpha", rolls=True, probability=p) for i, (p, _) in enumerate(entries)]
+    sticky = {i for i, (_, s) in enumerate(entries) if s}
+
+    def reference():
+        drawn = iter(randoms)
+        failed, count = set(), 0
+        for ce in now:
+            if ce.gid in sticky:
+                continue
+            count += 1
+            roll = float(next(drawn)) * 100
+            if not roll <= (to_number(ce.probability) if ce.probability is not None else 0.0):
+                failed.add(ce.gid)
+        return failed, count
+
+    drawn = iter(randoms)
+    asked: list[int] = []
+
+    def python_roll(ce) -> bool:      # the fallback: the same rule, noted
+        asked.append(ce.gid)
+        counted[0] += 1
+        return float(next(drawn)) * 100 <= to_number(ce.probability)
+
+    counted, draws, failed = [0], [0], set()
+    state = [False, 0, 0, 0, None, 0]
+    native.spend_lines(now, 0, {"alpha": 1}, state, 10**6, 0, True, True, 1, {}, {}, set(), {}, set(), set(),
+                       (python_roll, sticky, lambda: next(drawn), draws), lambda ce: ce.content, failed, None)
+    assert (failed, draws[0] + counted[0]) == reference()
+    assert asked == [ce.gid for ce in now if ce.gid not in sticky and type(ce.probability) not in (int, float)
+                     and ce.probability is not None]

@@ -100,14 +100,83 @@ add_key(PyObject *cut, PyObject *ce)
     return r;
 }
 
-/* roll(entry) for an entry that rolls: 1 passed; 0 failed (its gid added to `failed`); -1 error. */
+/* The probability roll of an entry that rolls, made here (lorescan/_engine.py, _Evaluation._roll, is
+ * the reference) from `how` = (roll, sticky, random, draws): a sticky entry passes without a draw;
+ * else roll = float(random()) * 100 passes when roll <= its probability (None: 0; an int too large
+ * for a double: an infinity), and draws[0] counts the draw. 1 passed, 0 failed, -1 error, -2 for a
+ * probability of another type (roll(entry) decides then). */
+static int
+roll_here(PyObject *ce, PyObject *how)
+{
+    PyObject *g, *p, *v, *f, *draws = PyTuple_GET_ITEM(how, 3), *n;
+    double chance, drawn;
+    Py_ssize_t count;
+    int r, overflow;
+
+    g = ls_getattr(ce, s_gid);
+    if (g == NULL)
+        return -1;
+    r = PySet_Contains(PyTuple_GET_ITEM(how, 1), g);
+    Py_DECREF(g);
+    if (r != 0)
+        return r;       /* sticky: 1; or -1 */
+    p = ls_getattr(ce, s_probability);
+    if (p == NULL)
+        return -1;
+    if (p == Py_None)
+        chance = 0.0;
+    else if (PyFloat_CheckExact(p))
+        chance = PyFloat_AS_DOUBLE(p);
+    else if (PyLong_CheckExact(p)) {
+        chance = PyLong_AsDouble(p);
+        if (chance == -1.0 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                Py_DECREF(p);
+                return -1;
+            }
+            PyErr_Clear();
+            (void)PyLong_AsLongLongAndOverflow(p, &overflow);      /* the sign: 1 or -1 here */
+            chance = overflow > 0 ? Py_HUGE_VAL : -Py_HUGE_VAL;
+        }
+    }
+    else {
+        Py_DECREF(p);
+        return -2;
+    }
+    Py_DECREF(p);
+    v = PyObject_CallNoArgs(PyTuple_GET_ITEM(how, 2));
+    f = v == NULL ? NULL : PyNumber_Float(v);
+    Py_XDECREF(v);
+    if (f == NULL)
+        return -1;
+    drawn = PyFloat_AS_DOUBLE(f) * 100;
+    Py_DECREF(f);
+    count = PyLong_AsSsize_t(PyList_GET_ITEM(draws, 0));
+    n = count == -1 && PyErr_Occurred() ? NULL : PyLong_FromSsize_t(count + 1);
+    if (n == NULL)
+        return -1;
+    PyList_SetItem(draws, 0, n);       /* steals */
+    return drawn <= chance;
+}
+
+/* roll(entry) for an entry that rolls: 1 passed; 0 failed (its gid added to `failed`); -1 error.
+ * `roll_fn` is the roll (a callable), or (roll, sticky, random, draws) for roll_here to make it. */
 static int
 roll(PyObject *ce, PyObject *roll_fn, PyObject *failed)
 {
-    PyObject *ok = PyObject_CallOneArg(roll_fn, ce), *g;
-    int r = ok == NULL ? -1 : PyObject_IsTrue(ok);
+    PyObject *ok, *g;
+    int r = -2;
 
-    Py_XDECREF(ok);
+    if (PyTuple_CheckExact(roll_fn) && PyTuple_GET_SIZE(roll_fn) == 4 && PyList_CheckExact(PyTuple_GET_ITEM(roll_fn, 3))
+        && PyList_GET_SIZE(PyTuple_GET_ITEM(roll_fn, 3)) == 1) {
+        r = roll_here(ce, roll_fn);
+        roll_fn = PyTuple_GET_ITEM(roll_fn, 0);
+    }
+    if (r == -2) {
+        ok = PyObject_CallOneArg(roll_fn, ce);
+        r = ok == NULL ? -1 : PyObject_IsTrue(ok);
+        Py_XDECREF(ok);
+    }
     if (r != 0)
         return r;
     g = ls_getattr(ce, s_gid);
@@ -187,8 +256,9 @@ counted_content(PyObject *ce, int macros, PyObject *substitute, PyObject *memo, 
  * The budget step of a pass (lorescan/_engine.py, _Evaluation._spend, is the reference) for a
  * token counter whose counts add up at line starts, from now[j] on, while each entry's content
  * (substitute(entry) for one with macros) starts a new line piece whose count `memo` remembers,
- * and fits. It records each such activation (after roll(entry), for one that rolls: a failed roll
- * goes into `failed`), skips (after an overflow, with `skip`) entries that do not ignore the
+ * and fits. It records each such activation (after roll(entry), for one that rolls, or the roll made
+ * here when `roll` is (roll, sticky, random, draws): see roll_here; a failed roll goes into
+ * `failed`), skips (after an overflow, with `skip`) entries that do not ignore the
  * budget (their keys go into the set `cut`, a tally's, unless it is None), and returns the index of
  * the first entry left to the caller, before any roll of it.
  * `state` is a list [overflowed, safe, tail_tokens, used, last, tokens]: the meter's and the line

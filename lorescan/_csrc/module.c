@@ -33,7 +33,7 @@
 PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group, *s_update,
     *s_pass_index, *s_bucket, *s_prevent_recursion, *s_dict, *s_mes, *s_name, *s_strip, *s_is_system,
     *s_pydantic_extra, *s_pydantic_fields_set, *s_pydantic_private, *s_depth, *s_role, *s_entries, *s_position,
-    *s_before, *s_after, *s_nids, *s_kind, *s_order_num;
+    *s_before, *s_after, *s_nids, *s_kind, *s_order_num, *s_probability;
 
 static PyMethodDef module_methods[] = {
     {"activation_records", (PyCFunction)(void (*)(void))ls_activation_records, METH_FASTCALL,
@@ -42,7 +42,7 @@ static PyMethodDef module_methods[] = {
     {"spend_lines", (PyCFunction)(void (*)(void))ls_spend_lines, METH_FASTCALL,
      "spend_lines(now, j, memo, state, budget, base, skip, by_key, count, contents, activated, done, pass_of, "
      "group_names, group_fields, roll, substitute, failed, cut) -> int: the budget step of a pass for its common "
-     "entries, from now[j]; "
+     "entries, from now[j] (roll: roll(entry), or (roll, sticky, random, draws) to roll here as roll would); "
      "the index of the first entry left to the caller."},
     {"fill_buckets", (PyCFunction)(void (*)(void))ls_fill_buckets, METH_FASTCALL,
      "fill_buckets(entries, contents, plain, em, example, depth, groups, rest) -> None: each entry's text in its "
@@ -160,6 +160,7 @@ PyInit__native(void)
     INTERN(s_nids, "nids");
     INTERN(s_kind, "kind");
     INTERN(s_order_num, "order_num");
+    INTERN(s_probability, "probability");
 #undef INTERN
     if (ls_compile_init() < 0 || ls_listing_init() < 0)
         return NULL;
