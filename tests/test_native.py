@@ -1112,3 +1112,38 @@ def test_the_rolls_made_in_c_are_the_rolls_the_engine_makes(entries, randoms) ->
     assert (failed, draws[0] + counted[0]) == reference()
     assert asked == [ce.gid for ce in now if ce.gid not in sticky and type(ce.probability) not in (int, float)
                      and ce.probability is not None]
+
+
+_ROLE_ITEMS = st.one_of(
+    st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", "system", "tool", 3]),
+                           "content": st.sampled_from(["hi", "there", "", None, ["parts"]])},
+                          optional={"name": st.sampled_from([None, "Ann", "", 5]), "mes": st.just("x")}),
+    st.sampled_from(["not a message", 7]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ROLE_ITEMS, max_size=10), st.lists(st.integers(0, 9), max_size=6), st.integers(0, 3))
+def test_the_c_role_messages_take_what_the_memo_holds_in_order(items, remembered, start) -> None:
+    """``role_messages`` appends, from ``start``, the items ``_messages`` finds in its memo under
+    (role, content, name, user, char), and stops at the first it would not."""
+    memo = {}
+    for k in remembered:
+        item = items[k] if k < len(items) else None
+        if isinstance(item, dict) and isinstance(item.get("role"), str) and isinstance(item.get("content"), str):
+            memo[(item["role"], item["content"], item.get("name"), "U", "C")] = ("read", k)
+    out: list[object] = []
+    stop = native.role_messages(items, start, memo, "U", "C", out)
+    expected: list[object] = []
+    i = start
+    for i in range(start, len(items) + 1):
+        if i == len(items):
+            break
+        item = items[i]
+        if not (type(item) is dict and "role" in item and "mes" not in item and item["role"] in ("user", "assistant")
+                and type(item.get("content")) is str and (item.get("name") is None or type(item.get("name")) is str)):
+            break
+        got = memo.get((item["role"], item["content"], item.get("name"), "U", "C"))
+        if got is None:
+            break
+        expected.append(got)
+    assert (stop, out) == (max(i, start), expected)

@@ -353,3 +353,67 @@ ls_shape_key(PyObject *self, PyObject *d)
     Py_DECREF(types);
     return out;
 }
+
+/* -- OpenAI-style messages read before ------------------------------------------------------- */
+
+/* role_messages(items, start, memo, user_name, char_name, out) -> int
+ *
+ * The service's loop over a chat's OpenAI-style messages (lorescan/_service/activation.py,
+ * _messages, is the reference), for the messages it has read before: from items[start] on, while
+ * an item is a dict with a "role" of "user" or "assistant" and no "mes", a str "content" and a
+ * "name" that is missing, null or a str, and memo holds (role, content, name, user_name,
+ * char_name), that message is appended to `out`. Returns the index of the first item it leaves to
+ * the caller (len(items) when none). */
+PyObject *
+ls_role_messages(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *items, *memo, *out, *item, *role, *content, *name, *key, *got;
+    Py_ssize_t i, n;
+
+    (void)self;
+    if (nargs != 6 || !PyList_Check(args[0]) || !PyDict_Check(args[2]) || !PyList_Check(args[5])) {
+        PyErr_SetString(PyExc_TypeError, "role_messages(items: list, start: int, memo: dict, user_name, char_name, "
+                                         "out: list)");
+        return NULL;
+    }
+    items = args[0];
+    memo = args[2];
+    out = args[5];
+    i = PyLong_AsSsize_t(args[1]);
+    if (i == -1 && PyErr_Occurred())
+        return NULL;
+    n = PyList_GET_SIZE(items);
+    for (; i < n; i++) {
+        item = PyList_GET_ITEM(items, i);
+        if (!PyDict_CheckExact(item))
+            break;
+        role = PyDict_GetItemWithError(item, s_role);       /* borrowed; str keys run no code */
+        if (role == NULL || PyDict_GetItemWithError(item, s_mes) != NULL || PyErr_Occurred())
+            break;
+        if (!PyUnicode_CheckExact(role)
+            || (PyUnicode_Compare(role, s_user) != 0 && PyUnicode_Compare(role, s_assistant) != 0))
+            break;
+        content = PyDict_GetItemWithError(item, s_content);
+        if (content == NULL || !PyUnicode_CheckExact(content))
+            break;
+        name = PyDict_GetItemWithError(item, s_name);
+        if (name == NULL && PyErr_Occurred())
+            break;
+        if (name == NULL)
+            name = Py_None;
+        else if (name != Py_None && !PyUnicode_CheckExact(name))
+            break;
+        key = PyTuple_Pack(5, role, content, name, args[3], args[4]);
+        if (key == NULL)
+            return NULL;
+        got = PyDict_GetItemWithError(memo, key);       /* borrowed */
+        Py_DECREF(key);
+        if (got == NULL)
+            break;
+        if (PyList_Append(out, got) < 0)
+            return NULL;
+    }
+    if (PyErr_Occurred())
+        return NULL;
+    return PyLong_FromSsize_t(i);
+}

@@ -16,7 +16,7 @@
  *              messages that are not system messages (kept_indexes);
  *   messages.c chat messages made from plain dicts (plain_models); models from trusted dicts
  *              (bare_models); models from dicts of a known shape (shape_key, shaped_fields,
- *              shaped_model);
+ *              shaped_model); the service's OpenAI-style messages read before (role_messages);
  *   attrs.c    slot attributes read at their offsets (ls_getattr, for the files above);
  *   compile.c  a book's entries compiled (compiled_entries), and a plan's per-entry facts (plan_facts);
  *   listing.c  each needle's entries, listed while a key index is built (key_lists, index_keys);
@@ -33,7 +33,7 @@
 PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group, *s_update,
     *s_pass_index, *s_bucket, *s_prevent_recursion, *s_dict, *s_mes, *s_name, *s_strip, *s_is_system,
     *s_pydantic_extra, *s_pydantic_fields_set, *s_pydantic_private, *s_depth, *s_role, *s_entries, *s_position,
-    *s_before, *s_after, *s_nids, *s_kind, *s_order_num, *s_probability;
+    *s_before, *s_after, *s_nids, *s_kind, *s_order_num, *s_probability, *s_user, *s_assistant;
 
 static PyMethodDef module_methods[] = {
     {"activation_records", (PyCFunction)(void (*)(void))ls_activation_records, METH_FASTCALL,
@@ -72,6 +72,10 @@ static PyMethodDef module_methods[] = {
      "kept_indexes(chat, start, stop, message_type, only_messages=False) -> Sequence[int] | None: the indexes in "
      "start..stop-1 of the messages that are not system messages (a range when none is); with only_messages, "
      "None when an item is not exactly of message_type."},
+    {"role_messages", (PyCFunction)(void (*)(void))ls_role_messages, METH_FASTCALL,
+     "role_messages(items, start, memo, user_name, char_name, out) -> int: from items[start] on, the OpenAI-style "
+     "user and assistant messages read before, memo[(role, content, name, user_name, char_name)], appended to "
+     "out; the index of the first item left to the caller."},
     {"plain_models", (PyCFunction)(void (*)(void))ls_plain_models, METH_FASTCALL,
      "plain_models(items, cls, names, kinds, defaults, validate) -> list: each item as a `cls` instance: made "
      "directly from a dict whose field values have exactly their kinds (b's' str, b'b' bool), else validate(item)."},
@@ -161,6 +165,8 @@ PyInit__native(void)
     INTERN(s_kind, "kind");
     INTERN(s_order_num, "order_num");
     INTERN(s_probability, "probability");
+    INTERN(s_user, "user");
+    INTERN(s_assistant, "assistant");
 #undef INTERN
     if (ls_compile_init() < 0 || ls_listing_init() < 0)
         return NULL;

@@ -41,7 +41,7 @@ extern PyTypeObject ls_PlaceGatesType;
 extern PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_group_names, *s_group,
     *s_update, *s_pass_index, *s_bucket, *s_prevent_recursion, *s_dict, *s_mes, *s_name, *s_strip, *s_is_system,
     *s_pydantic_extra, *s_pydantic_fields_set, *s_pydantic_private, *s_depth, *s_role, *s_entries, *s_position,
-    *s_before, *s_after, *s_nids, *s_kind, *s_order_num, *s_probability;
+    *s_before, *s_after, *s_nids, *s_kind, *s_order_num, *s_probability, *s_user, *s_assistant;
 
 /* attrs.c */
 PyObject *ls_getattr(PyObject *obj, PyObject *name);
@@ -71,6 +71,7 @@ PyObject *ls_lines_hits(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 /* window.c */
 PyObject *ls_scan_window(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_kept_indexes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *ls_role_messages(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* messages.c */
 PyObject *ls_plain_models(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_bare_models(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from .. import _index
 from .._errors import LorescanError
 from .._evidence import budget_use, closest_miss, message_spans
 from .._explain import entries_by_key, explain_many
@@ -135,9 +136,17 @@ def _messages(items: list[Any], where: str, user_name: str, char_name: str) -> l
     """The chat with OpenAI-style messages read as SillyTavern messages (others as they are: the
     scenario reader reads them, each time; a memo of them would keep tens of thousands under
     load, the chats of a few hundred users, or miss)."""
-    out = []
+    out: list[Any] = []
     memo = _ROLE_MESSAGES
-    for i, item in enumerate(items):
+    native = _index.native if type(items) is list else None
+    i, n = 0, len(items)
+    while i < n:
+        if native is not None:      # the messages read before, in C (the loop below takes the others)
+            i = native.role_messages(items, i, memo, user_name, char_name, out)
+            if i >= n:
+                break
+        at, item = i, items[i]
+        i += 1
         if isinstance(item, dict) and "role" in item and "mes" not in item:
             role, content, name = item["role"], item.get("content"), item.get("name")
             key = None
@@ -149,9 +158,9 @@ def _messages(items: list[Any], where: str, user_name: str, char_name: str) -> l
                     out.append(got)
                     continue
             try:
-                item = role_message(item, f"{where}[{i}]", None, user_name, char_name)
+                item = role_message(item, f"{where}[{at}]", None, user_name, char_name)
             except LorescanError as exc:
-                raise ServiceError(422, "invalid_request", exc.message, f"{where}[{i}]") from None
+                raise ServiceError(422, "invalid_request", exc.message, f"{where}[{at}]") from None
             if key is not None:
                 make_room(memo, _ROLE_MESSAGES_KEPT)
                 memo[key] = item
