@@ -1147,3 +1147,18 @@ def test_the_c_role_messages_take_what_the_memo_holds_in_order(items, remembered
             break
         expected.append(got)
     assert (stop, out) == (max(i, start), expected)
+
+
+def test_by_order_holds_the_entries_while_their_orders_run_code() -> None:
+    entries: list[object] = []
+
+    class Clearing:
+        @property
+        def order_num(self) -> int:
+            entries.clear()         # the list shrinks under the loop
+            return 1
+
+    first, second = Clearing(), _Ordered(5)
+    entries += [second, first, _Ordered(7)]
+    got = native.by_order(entries)
+    assert got is not None and [id(e) for e in got] == [id(second), id(first)]   # what was read, by order

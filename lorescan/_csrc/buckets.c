@@ -274,6 +274,7 @@ ls_with_groups(PyObject *self, PyObject *now)
 typedef struct {
     double order;
     Py_ssize_t at;
+    PyObject *entry;    /* held */
 } ls_ordered;
 
 /* greatest order first; equal orders in the order given (a stable sort, as sorted(reverse=True) is) */
@@ -291,13 +292,14 @@ order_first(const void *a, const void *b)
  *
  * sorted(entries, key=order_num, reverse=True) (lorescan/_emit.py, emit, is the reference), or None
  * when an order_num is neither an exact int within 2**53 (which a double holds exactly, so the two
- * compare as Python compares them) nor a float, or is NaN: the caller sorts those. */
+ * compare as Python compares them) nor a float, or is NaN: the caller sorts those. Each entry is
+ * held while its order is read (a property's code could change the list). */
 PyObject *
 ls_by_order(PyObject *self, PyObject *entries)
 {
     ls_ordered *keyed;
-    PyObject *out, *v, *ce;
-    Py_ssize_t k, n;
+    PyObject *out = NULL, *v;
+    Py_ssize_t k, n, m = 0;
     double d;
     int overflow;
     long long i;
@@ -311,11 +313,14 @@ ls_by_order(PyObject *self, PyObject *entries)
     keyed = PyMem_New(ls_ordered, n > 0 ? n : 1);
     if (keyed == NULL)
         return PyErr_NoMemory();
-    for (k = 0; k < n; k++) {
-        v = ls_getattr(PyList_GET_ITEM(entries, k), s_order_num);
+    for (k = 0; k < n && k < PyList_GET_SIZE(entries); k++, m++) {
+        keyed[k].entry = PyList_GET_ITEM(entries, k);
+        Py_INCREF(keyed[k].entry);
+        keyed[k].at = k;
+        v = ls_getattr(keyed[k].entry, s_order_num);
         if (v == NULL) {
-            PyMem_Free(keyed);
-            return NULL;
+            m++;
+            goto done;
         }
         if (PyFloat_CheckExact(v))
             d = PyFloat_AS_DOUBLE(v);
@@ -326,21 +331,23 @@ ls_by_order(PyObject *self, PyObject *entries)
         else
             d = Py_NAN;
         Py_DECREF(v);
-        if (d != d) {
-            PyMem_Free(keyed);
-            Py_RETURN_NONE;
-        }
         keyed[k].order = d;
-        keyed[k].at = k;
-    }
-    qsort(keyed, (size_t)n, sizeof(ls_ordered), order_first);
-    out = PyList_New(n);
-    if (out != NULL)
-        for (k = 0; k < n; k++) {
-            ce = PyList_GET_ITEM(entries, keyed[k].at);
-            Py_INCREF(ce);
-            PyList_SET_ITEM(out, k, ce);
+        if (d != d) {
+            m++;
+            out = Py_NewRef(Py_None);
+            goto done;
         }
+    }
+    qsort(keyed, (size_t)m, sizeof(ls_ordered), order_first);
+    out = PyList_New(m);
+    if (out != NULL)
+        for (k = 0; k < m; k++) {
+            PyList_SET_ITEM(out, k, keyed[k].entry);      /* steals the hold */
+            keyed[k].entry = NULL;
+        }
+done:
+    for (k = 0; k < m; k++)
+        Py_XDECREF(keyed[k].entry);
     PyMem_Free(keyed);
     return out;
 }

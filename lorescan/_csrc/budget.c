@@ -270,7 +270,7 @@ ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *now, *memo, *state, *cut, *ce, *content, *last = NULL;
     Py_ssize_t j, n;
     long long safe, tail, used, budget, base, cnt, total, tokens = 0;
-    int overflowed, skip, ignore, rolls, macros, first, r;
+    int overflowed, skip, ignore, rolls, macros, first, past, r;
 
     (void)self;
     if (nargs != 19 || !PyList_Check(args[0]) || !PyDict_Check(args[2]) || !PyList_Check(args[3])
@@ -293,9 +293,7 @@ ls_spend_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     n = PyList_GET_SIZE(now);
     overflowed = PyObject_IsTrue(PyList_GET_ITEM(state, 0));
     skip = PyObject_IsTrue(args[6]);
-    first = PyLong_CheckExact(args[8]) && PyLong_AsLong(args[8]) == 1;     /* the first pass is number 1 */
-    if (PyErr_Occurred())
-        PyErr_Clear();      /* a number past a C long: not the first pass */
+    first = PyLong_CheckExact(args[8]) && PyLong_AsLongAndOverflow(args[8], &past) == 1 && !past;  /* pass 1 */
     if (overflowed < 0 || skip < 0)
         return NULL;
     if (!read_numbers(state, args[4], args[5], &safe, &tail, &used, &tokens, &budget, &base))

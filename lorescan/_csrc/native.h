@@ -71,7 +71,6 @@ PyObject *ls_lines_hits(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 /* window.c */
 PyObject *ls_scan_window(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_kept_indexes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
-PyObject *ls_role_messages(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* messages.c */
 PyObject *ls_plain_models(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_bare_models(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
@@ -79,6 +78,7 @@ PyObject *ls_bare_model(PyTypeObject *type, PyObject *fields, PyObject *fields_s
 PyObject *ls_shaped_fields(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_shaped_model(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_shape_key(PyObject *self, PyObject *d);
+PyObject *ls_role_messages(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* compile.c */
 int ls_compile_init(void);
 PyObject *ls_compiled_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
