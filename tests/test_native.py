@@ -508,6 +508,54 @@ _JSON_VALUES = st.recursive(
     max_leaves=30)
 
 
+_PLAIN_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.integers(min_value=2**62, max_value=2**200)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(JSON_CHARS, max_size=40),
+    lambda inner: st.lists(inner, max_size=4) | st.lists(inner, max_size=3).map(tuple)
+    | st.dictionaries(st.text(JSON_CHARS, max_size=6), inner, max_size=4),
+    max_leaves=30)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_PLAIN_JSON)
+def test_json_dump_gives_json_dumps_compact_ascii_bytes(value) -> None:
+    """Plain JSON values (tuples as lists, ints past 64 bits, every float repr, lone surrogates)
+    are written exactly as ``json.dumps(separators=(",", ":"), allow_nan=False)`` writes them."""
+    import json
+
+    assert native.json_dump(value) == json.dumps(value, separators=(",", ":"), allow_nan=False).encode("ascii")
+
+
+def test_json_dump_leaves_everything_else_to_jsons_encoder() -> None:
+    """What ``json_dump`` does not write exactly as json's encoder would gives None, and the
+    service's ``json_bytes`` then gives the standard encoder's bytes (or its error)."""
+    import enum
+    import json
+
+    from lorescan._service.service import json_bytes
+
+    class Key(str):
+        pass
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    nested: list[object] = []
+    for _ in range(300):
+        nested = [nested]
+    others = [float("nan"), [1, float("inf")], {1: "int key"}, {Key("k"): 1}, Key("text"), Level.HIGH,
+              {"big": 10**5000}, nested, {"a": {1, 2}}, b"bytes"]
+    for value in others:
+        assert native.json_dump(value) is None, value
+    assert json_bytes({"nan": float("nan"), "k": {1: Level.HIGH}}) == b'{"nan":null,"k":{"1":3}}'
+    assert json_bytes(nested) == json.dumps(nested, separators=(",", ":")).encode()
+    with pytest.raises(TypeError, match="set is not JSON serializable"):
+        json_bytes({"a": {1, 2}})
+    long_text = "entry text \"quoted\"\n" * 5000 + "\u00e9\U0001f600"
+    assert native.json_dump({"before": long_text, "keys": ["a"] * 3000}) == \
+        json.dumps({"before": long_text, "keys": ["a"] * 3000}, separators=(",", ":")).encode()
+
+
 def _escaped_surrogates(text: str) -> str:
     import re
 

@@ -6,6 +6,8 @@
  * copies the runs between escapes whole instead of one character at a time. */
 #include "native.h"
 
+#include <math.h>
+
 /* 0: copied as it is; 'u': \u00XX; else the letter after the backslash */
 static char escape_of[128];
 
@@ -328,5 +330,191 @@ ls_json_layout(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (out == NULL)
         return NULL;
     layout_write(kind, data, n, indent, PyUnicode_KIND(out), PyUnicode_DATA(out));
+    return out;
+}
+
+/* ---------------------------------------------------------------- json_dump
+ *
+ * json_dump(value) -> bytes | None: json.dumps(value, separators=(",", ":"), allow_nan=False)
+ * encoded as ASCII, for values made only of exact dicts with str keys, lists, tuples, strs, ints,
+ * finite floats, bools and None, nested at most JSON_DEPTH deep. Anything else (a subclass, a
+ * non-str key, NaN or an infinity, an int too long to write) gives None, and the caller encodes
+ * the value with json's own encoder, which gives its own result or error.
+ *
+ * An activation's reply holds a few long texts and a few hundred short strings (the activated
+ * keys, the example and at-depth entries); json's C encoder calls back into Python for each
+ * string escaped by the extension. This writes the whole reply into one buffer. */
+
+#define JSON_DEPTH 200
+
+typedef struct {
+    char *buf;
+    Py_ssize_t len, cap;
+} DumpOut;
+
+/* room for `need` more bytes; -1 with MemoryError set */
+static int
+dump_room(DumpOut *o, Py_ssize_t need)
+{
+    Py_ssize_t cap;
+    char *buf;
+    if (o->len + need <= o->cap)
+        return 0;
+    cap = o->cap * 2;
+    if (cap < o->len + need)
+        cap = o->len + need;
+    buf = PyMem_Realloc(o->buf, (size_t)cap);
+    if (buf == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    o->buf = buf;
+    o->cap = cap;
+    return 0;
+}
+
+static int
+dump_raw(DumpOut *o, const char *s, Py_ssize_t n)
+{
+    if (dump_room(o, n) < 0)
+        return -1;
+    memcpy(o->buf + o->len, s, (size_t)n);
+    o->len += n;
+    return 0;
+}
+
+/* a string written in one walk, after room for its widest escape (6 or 12 bytes a character) */
+static int
+dump_str(DumpOut *o, PyObject *text)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), i;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_UCS1 *w;
+
+    if (n > (PY_SSIZE_T_MAX - o->cap) / 16) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (dump_room(o, (PyUnicode_IS_ASCII(text) ? 6 : 12) * n + 2) < 0)
+        return -1;
+    w = (Py_UCS1 *)o->buf + o->len;
+    *w++ = '"';
+    if (PyUnicode_IS_ASCII(text))
+        w = ascii_write(w, (const Py_UCS1 *)data, n);
+    else
+        for (i = 0; i < n; i++) {
+            Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+            if (ch < 128 && escape_of[ch] == 0)
+                *w++ = (Py_UCS1)ch;
+            else
+                w = put_escaped(w, ch);
+        }
+    *w++ = '"';
+    o->len = (Py_ssize_t)(w - (Py_UCS1 *)o->buf);
+    return 0;
+}
+
+/* an int or a float as its repr writes it; 1 when the repr fails (an int past the digits limit) */
+static int
+dump_repr(DumpOut *o, PyObject *value)
+{
+    PyObject *text = Py_TYPE(value)->tp_repr(value);
+    int rc;
+    if (text == NULL) {
+        PyErr_Clear();
+        return 1;
+    }
+    rc = dump_raw(o, (const char *)PyUnicode_1BYTE_DATA(text), PyUnicode_GET_LENGTH(text));
+    Py_DECREF(text);
+    return rc;
+}
+
+/* 0: written; 1: a value json_dump leaves to json's encoder; -1: an error (set) */
+static int
+dump_value(DumpOut *o, PyObject *v, int depth)
+{
+    Py_ssize_t i, n;
+    int rc;
+
+    if (PyUnicode_CheckExact(v))
+        return dump_str(o, v);
+    if (v == Py_None)
+        return dump_raw(o, "null", 4);
+    if (v == Py_True)
+        return dump_raw(o, "true", 4);
+    if (v == Py_False)
+        return dump_raw(o, "false", 5);
+    if (PyLong_CheckExact(v)) {
+        int overflow;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        char digits[24];
+        if (overflow)
+            return dump_repr(o, v);
+        if (x == -1 && PyErr_Occurred())
+            return -1;
+        n = (Py_ssize_t)snprintf(digits, sizeof digits, "%lld", x);
+        return dump_raw(o, digits, n);
+    }
+    if (PyFloat_CheckExact(v)) {
+        double x = PyFloat_AS_DOUBLE(v);
+        if (!isfinite(x))
+            return 1;
+        return dump_repr(o, v);
+    }
+    if (depth >= JSON_DEPTH)
+        return 1;
+    if (PyList_CheckExact(v) || PyTuple_CheckExact(v)) {
+        int list = PyList_CheckExact(v);
+        if (dump_raw(o, "[", 1) < 0)
+            return -1;
+        for (i = 0; i < (list ? PyList_GET_SIZE(v) : PyTuple_GET_SIZE(v)); i++) {
+            if (i > 0 && dump_raw(o, ",", 1) < 0)
+                return -1;
+            rc = dump_value(o, list ? PyList_GET_ITEM(v, i) : PyTuple_GET_ITEM(v, i), depth + 1);
+            if (rc != 0)
+                return rc;
+        }
+        return dump_raw(o, "]", 1);
+    }
+    if (PyDict_CheckExact(v)) {
+        PyObject *key, *item;
+        Py_ssize_t pos = 0;
+        int first = 1;
+        if (dump_raw(o, "{", 1) < 0)
+            return -1;
+        while (PyDict_Next(v, &pos, &key, &item)) {
+            if (!PyUnicode_CheckExact(key))
+                return 1;
+            if ((!first && dump_raw(o, ",", 1) < 0) || dump_str(o, key) < 0 || dump_raw(o, ":", 1) < 0)
+                return -1;
+            first = 0;
+            rc = dump_value(o, item, depth + 1);
+            if (rc != 0)
+                return rc;
+        }
+        return dump_raw(o, "}", 1);
+    }
+    return 1;
+}
+
+PyObject *
+ls_json_dump(PyObject *self, PyObject *value)
+{
+    DumpOut o = {NULL, 0, 0};
+    PyObject *out = NULL;
+    int rc;
+
+    (void)self;
+    if (escape_of['"'] == 0)
+        init_escapes();
+    if (dump_room(&o, 4096) < 0)
+        return NULL;
+    rc = dump_value(&o, value, 0);
+    if (rc == 0)
+        out = PyBytes_FromStringAndSize(o.buf, o.len);
+    else if (rc == 1)
+        out = Py_NewRef(Py_None);
+    PyMem_Free(o.buf);
     return out;
 }

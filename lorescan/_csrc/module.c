@@ -21,6 +21,7 @@
  *   compile.c  a book's entries compiled (compiled_entries), and a plan's per-entry facts (plan_facts);
  *   listing.c  each needle's entries, listed while a key index is built (key_lists, index_keys);
  *   json.c     a string as a JSON literal (json_string: the service's replies carry entry texts);
+ *              a reply made of plain JSON values as compact ASCII JSON in one buffer (json_dump);
  *              compact JSON laid out with an indent (json_layout: writing a book back);
  *   bpe.c      cl100k token counts over lorescan's cached rank table (bpe_table, count_bpe).
  *
@@ -109,6 +110,10 @@ static PyMethodDef module_methods[] = {
     {"json_layout", (PyCFunction)(void (*)(void))ls_json_layout, METH_FASTCALL,
      "json_layout(text, indent) -> str: compact JSON text laid out as json.dumps(indent=indent) lays it out "
      "(indent < 0: compact), each lone surrogate in a string written as a \\uXXXX escape."},
+    {"json_dump", (PyCFunction)ls_json_dump, METH_O,
+     "json_dump(value) -> bytes | None: json.dumps(value, separators=(',', ':'), allow_nan=False) as ASCII "
+     "bytes for exact dicts with str keys, lists, tuples, strs, ints, finite floats, bools and None; None "
+     "for anything else (json's own encoder then decides)"},
     {"json_string", (PyCFunction)ls_json_string, METH_O,
      "json_string(text) -> str: text as a JSON string literal, everything beyond ASCII escaped "
      "(what json.encoder.encode_basestring_ascii gives)."},

@@ -52,6 +52,7 @@ PyObject *ls_slot_or_attr(PyObject *obj, PyTypeObject *cls, Py_ssize_t offset, P
 /* gates.c */
 PyObject *ls_bitmap(PyObject *self, PyObject *ids);
 PyObject *ls_json_string(PyObject *self, PyObject *text);
+PyObject *ls_json_dump(PyObject *self, PyObject *value);
 PyObject *ls_json_layout(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* order.c */
 PyObject *ls_gates_scan_order(PlaceGates *self, PyObject *const *args, Py_ssize_t nargs);
