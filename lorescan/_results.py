@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from . import _index
 from ._model import ActivationResult, DepthGroup, ExampleEntry
 
 
@@ -22,8 +23,8 @@ def result_json(result: ActivationResult, *, outlets: bool = True, trace: bool =
         "after": result.after,
         "an_top": result.an_top,
         "an_bottom": result.an_bottom,
-        "em": [_dumped(e) for e in result.em],
-        "depth": [_dumped(g) for g in result.depth],
+        "em": _dumped_all(result.em),
+        "depth": _dumped_all(result.depth),
         "timed": result.timed.to_json(),
         "rolls": result.rolls,
     }
@@ -41,6 +42,13 @@ def _dumped(model: ExampleEntry | DepthGroup) -> dict[str, Any]:
     Infinity in JavaScript) as ``JSON.stringify`` writes it: null."""
     return {name: list(value) if type(value) is list else None if type(value) is float and not math.isfinite(value)
             else value for name, value in model.__dict__.items()}
+
+
+def _dumped_all(models: list[ExampleEntry] | list[DepthGroup]) -> list[dict[str, Any]]:
+    """:func:`_dumped` for each model; in C (``model_dicts``) when the extension is built."""
+    if _index.native is not None:
+        return _index.native.model_dicts(models)
+    return [_dumped(m) for m in models]
 
 
 def turns_json(results: list[ActivationResult], *, outlets: bool = True) -> dict[str, Any]:

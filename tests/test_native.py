@@ -556,6 +556,43 @@ def test_json_dump_leaves_everything_else_to_jsons_encoder() -> None:
         json.dumps({"before": long_text, "keys": ["a"] * 3000}, separators=(",", ":")).encode()
 
 
+_PART_VALUES = st.none() | st.integers() | st.floats() | st.text(max_size=5) | st.lists(st.text(max_size=3), max_size=3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), _PART_VALUES, _PART_VALUES, _PART_VALUES), max_size=6))
+def test_model_dicts_dump_a_results_parts_as_dumped_does(parts) -> None:
+    """``model_dicts`` gives ``_results._dumped`` of each example or at-depth entry: its fields in
+    order, lists copied, infinities and NaN as None, anything else as it is."""
+    import math
+
+    from lorescan._model import DepthGroup, ExampleEntry, construct
+    from lorescan._results import _dumped
+
+    models = [construct(DepthGroup, {"depth": a, "role": b, "entries": c}) if group
+              else construct(ExampleEntry, {"position": a, "content": b}) for group, a, b, c in parts]
+    got = native.model_dicts(models)
+    want = [_dumped(m) for m in models]
+    assert [list(d.items()) for d in got] == [list(d.items()) for d in want]
+    for d, m in zip(got, models):
+        assert list(d) == list(m.__dict__)
+        for name, value in m.__dict__.items():
+            if type(value) is list:
+                assert d[name] == value and d[name] is not value       # a copy: the result stays as it is
+            elif type(value) is float and not math.isfinite(value):
+                assert d[name] is None
+            else:
+                assert d[name] is value
+
+
+def test_model_dicts_of_what_is_not_a_list_of_models() -> None:
+    with pytest.raises(TypeError, match="model_dicts"):
+        native.model_dicts((1, 2))
+    with pytest.raises((TypeError, AttributeError)):
+        native.model_dicts([5])
+    assert native.model_dicts([]) == []
+
+
 def _escaped_surrogates(text: str) -> str:
     import re
 

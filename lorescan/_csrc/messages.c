@@ -8,6 +8,8 @@
  * validator, which gives pydantic's result or error. */
 #include "native.h"
 
+#include <math.h>
+
 /* 1 when the exact str `s` holds no lone surrogate (pydantic refuses such a dict key) */
 static int
 no_surrogate(PyObject *s)
@@ -139,6 +141,70 @@ ls_bare_models(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyList_SET_ITEM(out, i, m);
     }
     return out;
+}
+
+/* model_dicts(models) -> list
+ *
+ * _dumped (lorescan/_results.py) for each model of a result's example or at-depth entries: a new
+ * dict of its __dict__'s items in order, an exact list copied, an exact float that is not finite
+ * (JSON.stringify's null) as None, any other value as it is. */
+PyObject *
+ls_model_dicts(PyObject *self, PyObject *models)
+{
+    PyObject *out, *d, *copy, *key, *value, *v;
+    Py_ssize_t i, n, pos;
+    int rc;
+
+    (void)self;
+    if (!PyList_Check(models)) {
+        PyErr_SetString(PyExc_TypeError, "model_dicts(models: list)");
+        return NULL;
+    }
+    n = PyList_GET_SIZE(models);
+    out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    for (i = 0; i < n && i < PyList_GET_SIZE(models); i++) {
+        d = PyObject_GenericGetDict(PyList_GET_ITEM(models, i), NULL);
+        if (d == NULL)
+            goto error;
+        copy = PyDict_New();
+        if (copy == NULL || !PyDict_Check(d)) {
+            if (copy != NULL)
+                PyErr_SetString(PyExc_TypeError, "model_dicts: a model's __dict__ must be a dict");
+            Py_XDECREF(copy);
+            Py_DECREF(d);
+            goto error;
+        }
+        pos = 0;
+        while (PyDict_Next(d, &pos, &key, &value)) {
+            if (PyList_CheckExact(value))
+                v = PyList_GetSlice(value, 0, PyList_GET_SIZE(value));
+            else if (PyFloat_CheckExact(value) && !isfinite(PyFloat_AS_DOUBLE(value)))
+                v = Py_NewRef(Py_None);
+            else
+                v = Py_NewRef(value);
+            Py_INCREF(key);
+            rc = v == NULL ? -1 : PyDict_SetItem(copy, key, v);
+            Py_DECREF(key);
+            Py_XDECREF(v);
+            if (rc < 0) {
+                Py_DECREF(copy);
+                Py_DECREF(d);
+                goto error;
+            }
+        }
+        Py_DECREF(d);
+        PyList_SET_ITEM(out, i, copy);
+    }
+    if (i < n) {        /* the list shrank meanwhile: keep what was made */
+        if (PyList_SetSlice(out, i, n, NULL) < 0)
+            goto error;
+    }
+    return out;
+error:
+    Py_DECREF(out);
+    return NULL;
 }
 
 /* The model for dict `d`: a new reference; NULL without an exception when a value is not of its

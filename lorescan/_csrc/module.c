@@ -17,6 +17,7 @@
  *   messages.c chat messages made from plain dicts (plain_models); models from trusted dicts
  *              (bare_models); models from dicts of a known shape (shape_key, shaped_fields,
  *              shaped_model); the service's OpenAI-style messages read before (role_messages);
+ *              a result's example and at-depth entries as its JSON's dicts (model_dicts);
  *   attrs.c    slot attributes read at their offsets (ls_getattr, for the files above);
  *   compile.c  a book's entries compiled (compiled_entries), and a plan's per-entry facts (plan_facts);
  *   listing.c  each needle's entries, listed while a key index is built (key_lists, index_keys);
@@ -91,6 +92,9 @@ static PyMethodDef module_methods[] = {
      "attributes set as object.__setattr__ sets them."},
     {"bare_models", (PyCFunction)(void (*)(void))ls_bare_models, METH_FASTCALL,
      "bare_models(cls, dicts) -> list: construct(cls, d) for each trusted dict (its __dict__ the dict itself)."},
+    {"model_dicts", (PyCFunction)ls_model_dicts, METH_O,
+     "model_dicts(models) -> list: each model's __dict__ copied as a result's JSON has it (lists copied, "
+     "non-finite floats as None)."},
     {"compiled_entries", (PyCFunction)(void (*)(void))ls_compiled_entries, METH_FASTCALL,
      "compiled_entries(cls, start, book, entries, no_decorators, make) -> list: each entry as a `cls` instance "
      "numbered from start, its slots set as CompiledEntry.__init__ sets them; an entry with a decorator, an order "

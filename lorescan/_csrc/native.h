@@ -75,6 +75,7 @@ PyObject *ls_kept_indexes(PyObject *self, PyObject *const *args, Py_ssize_t narg
 /* messages.c */
 PyObject *ls_plain_models(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_bare_models(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *ls_model_dicts(PyObject *self, PyObject *models);
 PyObject *ls_bare_model(PyTypeObject *type, PyObject *fields, PyObject *fields_set);
 PyObject *ls_shaped_fields(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ls_shaped_model(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
