@@ -98,7 +98,7 @@ def find_header(messages: list[Any]) -> Header | None:
     through untouched). A second header, JSON that does not parse or is not an object: an error."""
     found: Header | None = None
     for i, message in enumerate(messages):
-        if not _is_system(message):
+        if not isinstance(message, dict) or message.get("role") not in SYSTEM_ROLES:   # _is_system, inline
             continue
         text = content_text(message.get("content"))
         if text is None or not text.lstrip().startswith(HEADER):
@@ -181,9 +181,12 @@ def place(messages: list[Any], header: Header, result: dict[str, Any]) -> list[A
     for i, message in enumerate(messages):
         if i == header.index:
             continue
+        if not isinstance(message, dict) or message.get("role") not in SYSTEM_ROLES:   # _is_system, inline
+            out.append(message)         # neither a marker nor a system message
+            continue
         marker = marker_of(message, i)
         if marker is None:
-            if first_system is None and _is_system(message):
+            if first_system is None:
                 first_system = len(out)
             out.append(message)
             continue
@@ -238,13 +241,16 @@ def depth_prompts(groups: list[dict[str, Any]]) -> dict[int, list[dict[str, str]
             at_depth.setdefault(d, []).append((r, v))
     by_depth: dict[int, list[dict[str, str]]] = {}
     for depth in sorted(at_depth):
-        values = at_depth[depth]
+        by_role: dict[float, list[str]] = {}      # a dict finds a number as == does: 1.0 and -0.0 too
+        for r, v in at_depth[depth]:
+            by_role.setdefault(r, []).append(v)
         inserted = []
         for number, role in DEPTH_ROLES:
-            texts = [trim(v) for r, v in values if r == number]
-            text = trim("\n".join(texts)) if texts else ""
-            if text:
-                inserted.append({"role": role, "content": text})
+            values = by_role.get(number)
+            if values:
+                text = trim(values[0]) if len(values) == 1 else trim("\n".join([trim(v) for v in values]))
+                if text:
+                    inserted.append({"role": role, "content": text})
         if inserted:
             by_depth[int(depth)] = inserted[::-1]         # the last role's message nearest the chat's end
     return by_depth
