@@ -105,19 +105,27 @@ class MetricsPlugin(Plugin):
                               ("direction",), registry=registry)
         self.injected = Counter("lorescan_entries_injected", "Activated entries placed into forwarded chat "
                                 "completions", registry=registry)
+        #: the labelled series made so far, by status and by direction (``labels`` runs the client
+        #: library's checks on every call)
+        self._by_status: dict[str, Any] = {}
+        self._by_direction: dict[str, Any] = {}
 
     def before_prompt_rendered(self, context: CompletionContext) -> None:
         self.injected.inc(len(context.activated))
 
     def after_response_generation(self, context: CompletionContext, response: CompletionResponse) -> None:
         if context.upstream_seconds is not None:
-            self.latency.labels(str(response.status)).observe(context.upstream_seconds)
+            status = str(response.status)
+            series = self._by_status.get(status) or self._by_status.setdefault(status, self.latency.labels(status))
+            series.observe(context.upstream_seconds)
         usage = response.usage
         if usage:
             for key, direction in (("prompt_tokens", "in"), ("completion_tokens", "out")):
                 value = usage.get(key)
                 if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-                    self.tokens.labels(direction).inc(value)
+                    counter = self._by_direction.get(direction) \
+                        or self._by_direction.setdefault(direction, self.tokens.labels(direction))
+                    counter.inc(value)
 
 
 @dataclass(frozen=True)
