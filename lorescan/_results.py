@@ -46,7 +46,7 @@ def _dumped(model: ExampleEntry | DepthGroup) -> dict[str, Any]:
 
 def _dumped_all(models: list[ExampleEntry] | list[DepthGroup]) -> list[dict[str, Any]]:
     """:func:`_dumped` for each model; in C (``model_dicts``) when the extension is built."""
-    if _index.native is not None:
+    if _index.native is not None and type(models) is list:
         return _index.native.model_dicts(models)
     return [_dumped(m) for m in models]
 
