@@ -126,6 +126,22 @@ ascii_write(Py_UCS1 *w, const Py_UCS1 *s, Py_ssize_t n)
     return w;
 }
 
+/* A string's characters written at `w`, every character beyond ASCII escaped (the string may hold
+ * any kind of character); `w` has room for 12 bytes a character. */
+static Py_UCS1 *
+any_write(Py_UCS1 *w, int kind, const void *data, Py_ssize_t n)
+{
+    Py_ssize_t i;
+    for (i = 0; i < n; i++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        if (ch < 128 && escape_of[ch] == 0)
+            *w++ = (Py_UCS1)ch;
+        else
+            w = put_escaped(w, ch);
+    }
+    return w;
+}
+
 PyObject *
 ls_json_string(PyObject *self, PyObject *text)
 {
@@ -163,13 +179,7 @@ ls_json_string(PyObject *self, PyObject *text)
         return NULL;
     w = PyUnicode_1BYTE_DATA(out);
     *w++ = '"';
-    for (i = 0; i < n; i++) {
-        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
-        if (ch < 128 && escape_of[ch] == 0)
-            *w++ = (Py_UCS1)ch;
-        else
-            w = put_escaped(w, ch);
-    }
+    w = any_write(w, kind, data, n);
     *w = '"';
     return out;
 }
@@ -387,7 +397,7 @@ dump_raw(DumpOut *o, const char *s, Py_ssize_t n)
 static int
 dump_str(DumpOut *o, PyObject *text)
 {
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text), i;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_UCS1 *w;
@@ -403,13 +413,7 @@ dump_str(DumpOut *o, PyObject *text)
     if (PyUnicode_IS_ASCII(text))
         w = ascii_write(w, (const Py_UCS1 *)data, n);
     else
-        for (i = 0; i < n; i++) {
-            Py_UCS4 ch = PyUnicode_READ(kind, data, i);
-            if (ch < 128 && escape_of[ch] == 0)
-                *w++ = (Py_UCS1)ch;
-            else
-                w = put_escaped(w, ch);
-        }
+        w = any_write(w, kind, data, n);
     *w++ = '"';
     o->len = (Py_ssize_t)(w - (Py_UCS1 *)o->buf);
     return 0;
