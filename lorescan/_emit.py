@@ -13,7 +13,7 @@ from typing import Any
 from . import _index, _js
 from ._budget import BudgetMeter
 from ._compile import CompiledEntry, ForcedEntry
-from ._model import Activation, ActivationResult, DepthGroup, ExampleEntry, construct
+from ._model import Activation, ActivationList, ActivationResult, DepthGroup, ExampleEntry, construct
 from ._state import EvalState
 
 
@@ -44,6 +44,7 @@ def _js_scalar(value: Any) -> Any:
 #: activation's memory); an activation is immutable, and pydantic copies the set for ``model_copy``.
 _ACTIVATION_FIELDS = set(Activation.model_fields)
 _ORDER = attrgetter("order_num")
+_KEY = attrgetter("key")
 _EXACT = 2**53
 
 
@@ -65,7 +66,7 @@ def emit(st: EvalState, activated: list[CompiledEntry], meter: BudgetMeter,
                 else sorted(activated, key=_ORDER, reverse=True)
         buckets.fill(ordered, st.content)
     return construct(ActivationResult, {
-        "activated": _records(st, activated, shared),
+        "activated": ActivationList.of(_records(st, activated, shared), list(map(_KEY, activated))),
         "before": "\n".join(buckets.before),
         "after": "\n".join(buckets.after),
         "an_top": buckets.an_top,

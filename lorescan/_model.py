@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from enum import IntEnum
-from operator import attrgetter
+from operator import attrgetter, is_
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
@@ -573,6 +573,32 @@ class Activation(BaseModel):
     pass_index: int
 
 
+class ActivationList(list["Activation"]):
+    """The activation records of a result the engine made (a list), with the keys of the entries
+    they were made from: :meth:`ActivationResult.activated_keys` returns those while the list still
+    holds the same records (each record's key is its entry's, and records are immutable), instead of
+    reading every record again (the records are shared by evaluations and spread over memory). A
+    list changed afterwards has its keys read from its records."""
+
+    __slots__ = ("_made", "_keys")
+    _made: tuple[Activation, ...]
+    _keys: list[str]
+
+    @classmethod
+    def of(cls, records: list[Activation], keys: list[str]) -> ActivationList:
+        made = cls(records)
+        made._made = tuple(records)
+        made._keys = keys
+        return made
+
+    def unchanged_keys(self) -> list[str] | None:
+        """The keys, when the list holds the records it was made with; else ``None``."""
+        made = self._made
+        if len(self) == len(made) and all(map(is_, self, made)):
+            return list(self._keys)
+        return None
+
+
 class ActivationResult(BaseModel):
     """What one evaluation produced: activations, the text of every bucket, and the next timed state."""
 
@@ -593,7 +619,13 @@ class ActivationResult(BaseModel):
     trace: Any = None
 
     def activated_keys(self) -> list[str]:
-        return list(map(_KEY, self.activated))
+        """The activated entries' keys (``"<book>.<uid>"``), in activation order."""
+        acts = self.activated
+        if type(acts) is ActivationList:
+            keys = acts.unchanged_keys()
+            if keys is not None:
+                return keys
+        return list(map(_KEY, acts))
 
 
 _KEY = attrgetter("key")

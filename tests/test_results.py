@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lorescan._model import DepthGroup, ExampleEntry, construct
+from lorescan._model import ActivationResult, DepthGroup, ExampleEntry, construct
 from lorescan._results import _dumped
 
 
@@ -38,3 +38,41 @@ def test_a_depth_or_role_that_is_not_finite_is_written_as_json_stringify_writes_
     assert got["depth"] == [{"depth": None, "role": None, "entries": ["b", "a"]}]
     assert _dumped(DepthGroup(depth=float("inf"), role=float("nan"), entries=[])) == \
         {"depth": None, "role": None, "entries": []}
+
+
+def _result() -> ActivationResult:
+    from lorescan import Lorebook, compile
+
+    book = Lorebook.from_entries("w", [{"uid": u, "key": [k], "content": f"about {k}", "order": u}
+                                       for u, k in enumerate(["harbor", "lamp", "keeper", "fog"])])
+    return compile([book]).activate([{"name": "U", "is_user": True, "mes": "the keeper lit the lamp by the harbor"}],
+                                    user_name="U", char_name="C")
+
+
+def test_a_results_keys_are_its_records_keys_while_its_list_is_unchanged() -> None:
+    """The engine hands the entries' keys to the result; once the list changes, its records say."""
+    import copy
+    import pickle
+
+    from lorescan._model import ActivationList
+
+    result = _result()
+    acts = result.activated
+    assert type(acts) is ActivationList
+    assert result.activated_keys() == [a.key for a in acts] == ["w.2", "w.1", "w.0"]
+    keys = result.activated_keys()
+    keys.append("mine")                       # a copy each time
+    assert result.activated_keys() == ["w.2", "w.1", "w.0"]
+    plain = result.model_copy(update={"activated": list(acts)})
+    assert plain == result and plain.model_dump_json() == result.model_dump_json()
+    for again in (pickle.loads(pickle.dumps(result)), copy.deepcopy(result),
+                  ActivationResult.model_validate(result.model_dump())):
+        assert again == result and again.activated_keys() == ["w.2", "w.1", "w.0"]
+    acts[1] = acts[1].model_copy(update={"key": "w.other"})      # an equal length, another record
+    assert result.activated_keys() == ["w.2", "w.other", "w.0"]
+    acts.reverse()
+    assert result.activated_keys() == ["w.0", "w.other", "w.2"]
+    acts.append(acts[0])
+    assert result.activated_keys() == ["w.0", "w.other", "w.2", "w.0"]
+    del acts[:]
+    assert result.activated_keys() == []
