@@ -48,13 +48,13 @@ _KEY = attrgetter("key")
 _EXACT = 2**53
 
 
-def emit(st: EvalState, activated: list[CompiledEntry], meter: BudgetMeter,
-         shared: dict[int, tuple[Activation, str, int]], buckets_wanted: bool = True) -> ActivationResult:
+def emit(st: EvalState, activated: list[CompiledEntry], meter: BudgetMeter, kept: KeptRecords,
+         buckets_wanted: bool = True) -> ActivationResult:
     """The result of one evaluation from its activated entries (in activation order).
 
-    ``shared`` maps an entry's gid and pass to its last activation record (with the content and
-    pass it holds): evaluations of one compiled book share a record while the entry's content and
-    pass are unchanged (records are immutable). ``buckets_wanted=False`` leaves the buckets empty
+    ``kept`` holds the records earlier evaluations of the same compiled books made (see
+    :class:`KeptRecords`): an entry's record is shared while its content and pass are unchanged
+    (records are immutable). ``buckets_wanted=False`` leaves the buckets empty
     (a caller that counts activations reads only the records and the budget).
     """
     buckets = _Buckets(st.mode.outlets)
@@ -66,7 +66,7 @@ def emit(st: EvalState, activated: list[CompiledEntry], meter: BudgetMeter,
                 else sorted(activated, key=_ORDER, reverse=True)
         buckets.fill(ordered, st.content)
     return construct(ActivationResult, {
-        "activated": ActivationList.of(_records(st, activated, shared), list(map(_KEY, activated))),
+        "activated": ActivationList.of(_records(st, activated, kept), list(map(_KEY, activated))),
         "before": "\n".join(buckets.before),
         "after": "\n".join(buckets.after),
         "an_top": buckets.an_top,
@@ -165,32 +165,52 @@ class _Buckets:
             group["entries"].reverse()
 
 
-def _records(st: EvalState, activated: list[CompiledEntry],
-             shared: dict[int, tuple[Activation, str, int]]) -> list[Activation]:
-    """The activation records, in activation order; an entry's record is shared with earlier
-    evaluations while its content and pass are unchanged (built without re-validation: every value
-    comes from the engine with the right type). Records are kept per entry and pass (the first
-    eight passes apart), as an entry often activates in the first pass of one chat and the second
-    of another, each with the content (the same object) and pass it holds: the check reads that
-    triple, not the record."""
-    content, pass_of = st.content, st.pass_of
-    if len(shared) > 50_000:
-        shared.clear()
+class KeptRecords:
+    """Activation records kept across the evaluations of one compiled book, shared while an entry's
+    content and pass are unchanged (records are immutable): an entry often activates in every
+    generation of a chat with the same content (the same object). First-pass records by gid in two
+    lists (the record and the text it holds), so the check reads two list items and no record; a
+    later pass's under ``gid << 3 | pass & 7`` as (record, content, pass) triples, the first eight
+    passes apart (an entry may activate in the first pass of one chat and the second of another)."""
+
+    __slots__ = ("records", "texts", "later")
+
+    def __init__(self, size: int) -> None:
+        self.records: list[Activation | None] = [None] * size
+        self.texts: list[str | None] = [None] * size
+        self.later: dict[int, tuple[Activation, str, int]] = {}
+
+
+def _records(st: EvalState, activated: list[CompiledEntry], kept: KeptRecords) -> list[Activation]:
+    """The activation records, in activation order, shared through ``kept`` (see :class:`KeptRecords`;
+    built without re-validation: every value comes from the engine with the right type)."""
+    content, pass_of, later = st.content, st.pass_of, kept.later
+    if len(later) > 50_000:
+        later.clear()
     if _index.native is not None:     # the same loop in C
-        return _index.native.activation_records(activated, content, pass_of, shared, ForcedEntry, _record)
+        return _index.native.activation_records(activated, content, pass_of, kept.records, kept.texts, later,
+                                                ForcedEntry, _record)
+    records, texts, size = kept.records, kept.texts, len(kept.records)
     acts = []
     for ce in activated:
         g = ce.gid
         text, pass_index = content.get(g, ce.content), pass_of.get(g, 1)
         own = type(ce) is not ForcedEntry        # a caller's object is never shared
-        slot = g << 3 | pass_index & 7
-        kept = shared.get(slot) if own else None
-        if kept is not None and kept[1] is text and kept[2] == pass_index:
-            a = kept[0]
+        if pass_index == 1:
+            a = records[g] if own and g < size and texts[g] is text else None
+            if a is None:
+                a = _record(ce, text, pass_index)
+                if own and g < size:
+                    texts[g], records[g] = text, a
         else:
-            a = _record(ce, text, pass_index)
-            if own:
-                shared[slot] = (a, text, pass_index)
+            slot = g << 3 | pass_index & 7
+            got = later.get(slot) if own else None
+            if got is not None and got[1] is text and got[2] == pass_index:
+                a = got[0]
+            else:
+                a = _record(ce, text, pass_index)
+                if own:
+                    later[slot] = (a, text, pass_index)
         acts.append(a)
     return acts
 

@@ -20,12 +20,12 @@ from ._budget import BudgetMeter, _LinesPass
 from ._card_book import BookBudgets, apply_card_book_settings
 from ._compile import CompiledEntry, compile_books
 from ._construct import gc_paused, make
-from ._emit import emit
+from ._emit import KeptRecords, emit
 from ._index import BoundIndex, KeyIndex
 from ._macros import MacroEnv, card_text, evaluation_env, names_env, substitute
 from ._match import MatchMode
 from ._mode import Mode, mode_for, with_options
-from ._model import GENERATION_TYPES, Activation, ActivationResult, Character, ChatMessage, Lorebook, Settings
+from ._model import GENERATION_TYPES, ActivationResult, Character, ChatMessage, Lorebook, Settings
 from ._plan import Plan, card_books_first, plan_books
 from ._request import ActivationRequest
 from ._scan import Candidates, ScanBuffer, ScanMessages, known_chat
@@ -90,11 +90,12 @@ class Lore:
         self._indexes: dict[MatchMode, KeyIndex] = {}
         self._bound: dict[tuple, BoundIndex] = {}     # per (case/word settings, names)
         self._contents: dict[MacroEnv, dict[str, str]] = {}   # see _substituted
-        self._activations: dict[int, tuple[Activation, str, int]] = {}   # see emit
+        self._activations: KeptRecords        # see emit
         self._named: dict[str, str] = {}           # see ScanMessages
         with gc_paused():
             self._compiled = compile_books(self.books)
             self._all = [ce for _, entries in self._compiled for ce in entries]
+            self._activations = KeptRecords(len(self._all))
             self._has_character_books = any(b.scope == "character" for b in self.books)
             if self.mode.card_book_settings:
                 apply_card_book_settings(self._compiled)

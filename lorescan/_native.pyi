@@ -17,8 +17,9 @@ def spend_lines(now: list[Any], j: int, memo: dict[str, int], state: list[Any], 
                 roll: Callable[[Any], bool] | tuple[Callable[[Any], bool], set[int], Callable[[], float], list[int]],
                 substitute: Callable[[Any], str], failed: set[int], cut: set[str] | None, /) -> int: ...
 
-def activation_records(activated: list[Any], contents: dict[int, str], pass_of: dict[int, int], shared: dict[int, Any],
-                       forced_type: type, make: Callable[[Any, str, int], Any], /) -> list[Any]: ...
+def activation_records(activated: list[Any], contents: dict[int, str], pass_of: dict[int, int], records: list[Any],
+                       texts: list[Any], later: dict[int, Any], forced_type: type,
+                       make: Callable[[Any, str, int], Any], /) -> list[Any]: ...
 
 def fill_buckets(entries: list[Any], contents: dict[int, str],
                  plain: tuple[list[str], list[str], list[str], list[str]], em: list[Any], example: type,

@@ -156,6 +156,9 @@ def test_evaluations_share_unchanged_activations(monkeypatch, in_c: bool) -> Non
     assert direct[0] is first[0] and direct[1] is not first[1] and direct[1].pass_index == 1
     other = run("a", user="V")                # another content for b.1
     assert other[1].content == "V" and other[1] is not first[1] and first[1].content == "U"
+    direct_other = run("a b", user="V")       # another content for b.1 in the first pass
+    assert direct_other[1].content == "V" and direct_other[1].pass_index == 1 and direct[1].content == "U"
+    assert run("a b")[1] is not direct[1] and run("a b")[1].content == "U"     # kept again, the new one
     forced = [{"world": "b", "uid": 0, "content": "forced, and b"}]      # a field of its own
     twice = [lore.activate([ChatMessage(name="U", mes="z")], settings=s, user_name="U",
                            force_activate=forced).activated for _ in range(2)]

@@ -20,7 +20,7 @@ import lorescan
 from lorescan import ActivationRequest, Character, ChatMessage, Lorebook, Settings, TimedState
 from lorescan._budget import BudgetMeter
 from lorescan._compile import CompiledEntry, compile_books
-from lorescan._emit import emit
+from lorescan._emit import KeptRecords, emit
 from lorescan._engine import stage_state
 from lorescan._mode import mode_for
 from lorescan._plan import Plan, plan_books
@@ -207,7 +207,8 @@ def run_emit(case: dict[str, Any]) -> None:
     by_key = st.plan.by_key()
     st.content.update({by_key[k].gid: text for k, text in case.get("contents", {}).items()})
     st.pass_of.update({by_key[k].gid: n for k, n in case.get("passes", {}).items()})
-    result = emit(st, _entries(st.plan, case["activated"]), BudgetMeter(get_counter("chars4"), 100), {})
+    result = emit(st, _entries(st.plan, case["activated"]), BudgetMeter(get_counter("chars4"), 100),
+                  KeptRecords(len(st.plan.entries)))
     expect = dict(case["expect"])
     records = expect.pop("records", None)
     got = {"before": result.before, "after": result.after, "an_top": result.an_top, "an_bottom": result.an_bottom,

@@ -39,8 +39,8 @@ PyObject *s_ignore_budget, *s_rolls, *s_macros, *s_content, *s_gid, *s_key, *s_g
 
 static PyMethodDef module_methods[] = {
     {"activation_records", (PyCFunction)(void (*)(void))ls_activation_records, METH_FASTCALL,
-     "activation_records(activated, contents, pass_of, shared, forced_type, make) -> list: each activated "
-     "entry's record, shared while its content and pass are unchanged."},
+     "activation_records(activated, contents, pass_of, records, texts, later, forced_type, make) -> list: each "
+     "activated entry's record, shared while its content and pass are unchanged."},
     {"spend_lines", (PyCFunction)(void (*)(void))ls_spend_lines, METH_FASTCALL,
      "spend_lines(now, j, memo, state, budget, base, skip, by_key, count, contents, activated, done, pass_of, "
      "group_names, group_fields, roll, substitute, failed, cut) -> int: the budget step of a pass for its common "
