@@ -197,8 +197,10 @@ def _records(st: EvalState, activated: list[CompiledEntry], kept: KeptRecords) -
         text, pass_index = content.get(g, ce.content), pass_of.get(g, 1)
         own = type(ce) is not ForcedEntry        # a caller's object is never shared
         if pass_index == 1:
-            a = records[g] if own and g < size and texts[g] is text else None
-            if a is None:
+            # the record itself is checked here (C reads the two lists without a switch of threads
+            # between them, and spares the record's fields a read)
+            a = records[g] if own and g < size else None
+            if a is None or a.content is not text:
                 a = _record(ce, text, pass_index)
                 if own and g < size:
                     texts[g], records[g] = text, a
