@@ -593,8 +593,8 @@ class ActivationList(list["Activation"]):
 
     def unchanged_keys(self) -> list[str] | None:
         """The keys, when the list holds the records it was made with; else ``None``."""
-        made = self._made
-        if len(self) == len(made) and all(map(is_, self, made)):
+        made = getattr(self, "_made", None)     # unset in a list made otherwise than by `of`
+        if made is not None and len(self) == len(made) and all(map(is_, self, made)):
             return list(self._keys)
         return None
 

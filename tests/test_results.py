@@ -76,3 +76,5 @@ def test_a_results_keys_are_its_records_keys_while_its_list_is_unchanged() -> No
     assert result.activated_keys() == ["w.0", "w.other", "w.2", "w.0"]
     del acts[:]
     assert result.activated_keys() == []
+    bare = ActivationList(plain.activated)      # not made by the engine: read from its records
+    assert result.model_copy(update={"activated": bare}).activated_keys() == ["w.2", "w.1", "w.0"]
