@@ -311,6 +311,24 @@ def make(cls: type[M], **values: Any) -> M:
     return build(cls, values)
 
 
+def construct(cls: type[M], values: dict[str, Any], fields_set: set[str] | None = None) -> M:
+    """``cls.model_construct(**values)`` for trusted ``values`` holding every field of ``cls`` in
+    order, on a model with no extra fields or private attributes: what it stores, without its
+    per-field loop (the engine builds a result per evaluation; a test pins the two equal).
+    ``fields_set`` may be one set shared by many immutable instances. This and the shared field
+    sets of :class:`~lorescan._model.Entry` are the only places lorescan sets pydantic's documented
+    instance attributes itself."""
+    m = cls.__new__(cls)
+    _setattr(m, "__dict__", values)
+    _setattr(m, "__pydantic_fields_set__", set(values) if fields_set is None else fields_set)
+    _setattr(m, "__pydantic_extra__", None)
+    _setattr(m, "__pydantic_private__", None)
+    return m
+
+
+_setattr = object.__setattr__
+
+
 def _plan(cls: type[BaseModel]) -> _Plan | None:
     """How to build ``cls``, or None when a feature of it needs pydantic for every value."""
     decorators = cls.__pydantic_decorators__

@@ -13,7 +13,8 @@ from typing import Any
 from . import _index, _js
 from ._budget import BudgetMeter
 from ._compile import CompiledEntry, ForcedEntry
-from ._model import Activation, ActivationList, ActivationResult, DepthGroup, ExampleEntry, construct
+from ._construct import construct
+from ._model import Activation, ActivationList, ActivationResult, DepthGroup, ExampleEntry
 from ._state import EvalState
 
 

@@ -11,7 +11,7 @@ import math
 import re
 from enum import IntEnum
 from operator import attrgetter, is_
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
@@ -629,22 +629,3 @@ class ActivationResult(BaseModel):
 
 
 _KEY = attrgetter("key")
-_M = TypeVar("_M", bound=BaseModel)
-
-
-def construct(cls: type[_M], values: dict[str, Any], fields_set: set[str] | None = None) -> _M:
-    """``cls.model_construct(**values)`` for trusted ``values`` holding every field of ``cls`` in
-    order, on a model with no extra fields or private attributes: what it stores, without its
-    per-field loop (the engine builds a result per evaluation; a test pins the two equal).
-    ``fields_set`` may be one set shared by many immutable instances. This and the shared field
-    sets of :class:`Entry` are the only places lorescan sets pydantic's documented instance
-    attributes itself."""
-    m = cls.__new__(cls)
-    _setattr(m, "__dict__", values)
-    _setattr(m, "__pydantic_fields_set__", set(values) if fields_set is None else fields_set)
-    _setattr(m, "__pydantic_extra__", None)
-    _setattr(m, "__pydantic_private__", None)
-    return m
-
-
-_setattr = object.__setattr__

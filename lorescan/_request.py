@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from . import _index
-from ._construct import plain_plan, validator
-from ._model import Character, ChatMessage, ForcedActivation, Settings, TimedState, construct
+from ._construct import construct, plain_plan, validator
+from ._model import Character, ChatMessage, ForcedActivation, Settings, TimedState
 from ._scan import KnownChat
 
 

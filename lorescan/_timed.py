@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 from . import _js
 from ._compile import CompiledEntry
-from ._model import TimedEffect, TimedState, construct
+from ._construct import construct
+from ._model import TimedEffect, TimedState
 from ._plan import Plan
 
 

@@ -170,8 +170,8 @@ def test_evaluations_share_unchanged_activations(monkeypatch, in_c: bool) -> Non
 
 def test_emitted_results_equal_pydantic_construction() -> None:
     """The result, its depth groups and example entries are built like ``model_construct`` too."""
+    from lorescan._construct import construct as _construct
     from lorescan._model import ActivationResult, DepthGroup, ExampleEntry
-    from lorescan._model import construct as _construct
 
     entries = [{"uid": 0, "key": ["a"], "content": "d", "position": 4, "depth": 2, "role": 1},
                {"uid": 1, "key": ["a"], "content": "e", "position": 5}]

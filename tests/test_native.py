@@ -346,7 +346,8 @@ def test_fill_buckets_refuses_what_it_cannot_fill() -> None:
 
 
 def test_bare_models_are_what_construct_makes() -> None:
-    from lorescan._model import DepthGroup, construct
+    from lorescan._construct import construct
+    from lorescan._model import DepthGroup
 
     d = {"depth": 1, "role": 0, "entries": ["x"]}
     made, = native.bare_models(DepthGroup, [d])
@@ -566,7 +567,8 @@ def test_model_dicts_dump_a_results_parts_as_dumped_does(parts) -> None:
     order, lists copied, infinities and NaN as None, anything else as it is."""
     import math
 
-    from lorescan._model import DepthGroup, ExampleEntry, construct
+    from lorescan._construct import construct
+    from lorescan._model import DepthGroup, ExampleEntry
     from lorescan._results import _dumped
 
     models = [construct(DepthGroup, {"depth": a, "role": b, "entries": c}) if group

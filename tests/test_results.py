@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lorescan._model import ActivationResult, DepthGroup, ExampleEntry, construct
+from lorescan._construct import construct
+from lorescan._model import ActivationResult, DepthGroup, ExampleEntry
 from lorescan._results import _dumped
 
 
