@@ -32,6 +32,32 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 
 
+def workload(generate: Any, lorescan: Any, entries: int, chats: int, warmup: int,
+             generations: int) -> tuple[Any, Any, list[list[Any]]]:
+    """The compiled ``generate.py`` book, its settings and the chats in rotation, each long enough
+    for every generation to meet a new message: made with the measured tree's own modules."""
+    book_entries = generate.make_entries(entries)
+    settings = generate.bench_settings(recursive=True)
+    lore = lorescan.compile([generate.make_book(entries)], tokenizer="cl100k", settings=settings)
+    mentions = generate.mentions_of(book_entries)
+    length = 10 + (warmup + generations) // chats + 1
+    rotation = [generate.chat_messages(generate.make_chat(book_entries, length, seed=s, mentions=mentions))
+                for s in range(chats)]
+    return lore, settings, rotation
+
+
+def workload_args(p: argparse.ArgumentParser, generations: int) -> None:
+    """The trees and the work's options, shared with ``steps_ab.py``."""
+    p.add_argument("trees", nargs="+", help="source checkouts (a tree with lorescan/ and benchmarks/)")
+    p.add_argument("--entries", type=int, default=20_000)
+    p.add_argument("--chats", type=int, default=200, help="chats in rotation")
+    p.add_argument("--warmup", type=int, default=2_000, help="generations first, untimed")
+    p.add_argument("--generations", type=int, default=generations, help="generations timed")
+    p.add_argument("--runs", type=int, default=2, help="runs, the trees' order reversed each time")
+    p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+
+
 def worker(tree: str, entries: int, chats: int, warmup: int, generations: int) -> dict[str, Any]:
     """One tree's figures (runs in its own process, with ``tree`` first on ``sys.path``)."""
     sys.path[:0] = [tree, str(Path(tree) / "benchmarks")]
@@ -43,13 +69,7 @@ def worker(tree: str, entries: int, chats: int, warmup: int, generations: int) -
     import lorescan
     from lorescan import _engine, _index
 
-    book_entries = generate.make_entries(entries)
-    settings = generate.bench_settings(recursive=True)
-    lore = lorescan.compile([generate.make_book(entries)], tokenizer="cl100k", settings=settings)
-    mentions = generate.mentions_of(book_entries)
-    length = 10 + (warmup + generations) // chats + 1
-    rotation = [generate.chat_messages(generate.make_chat(book_entries, length, seed=s, mentions=mentions))
-                for s in range(chats)]
+    lore, settings, rotation = workload(generate, lorescan, entries, chats, warmup, generations)
     digest = hashlib.sha256()
     activated = 0
 
@@ -93,14 +113,7 @@ def run(trees: list[str], args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("trees", nargs="+", help="source checkouts (a tree with lorescan/ and benchmarks/)")
-    p.add_argument("--entries", type=int, default=20_000)
-    p.add_argument("--chats", type=int, default=200, help="chats in rotation")
-    p.add_argument("--warmup", type=int, default=2_000, help="generations first, untimed")
-    p.add_argument("--generations", type=int, default=4_000, help="generations timed")
-    p.add_argument("--runs", type=int, default=2, help="runs, the trees' order reversed each time")
-    p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
-    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    workload_args(p, generations=4_000)
     args = p.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(str(Path(args.trees[0]).resolve()), args.entries, args.chats, args.warmup,

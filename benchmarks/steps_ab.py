@@ -33,6 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from engine_ab import workload, workload_args  # this checkout's: the measured tree's modules are passed to it
+
 
 def _timed(f: Callable[..., Any], into: dict[str, float], name: str) -> Callable[..., Any]:
     def timed(*args: Any, **kwargs: Any) -> Any:
@@ -100,13 +102,7 @@ def worker(tree: str, steps: list[str], entries: int, chats: int, warmup: int, g
 
     into = dict.fromkeys(steps, 0.0)
     _wrap(steps, into)
-    book_entries = generate.make_entries(entries)
-    settings = generate.bench_settings(recursive=True)
-    lore = lorescan.compile([generate.make_book(entries)], tokenizer="cl100k", settings=settings)
-    mentions = generate.mentions_of(book_entries)
-    length = 10 + (warmup + generations) // chats + 1
-    rotation = [generate.chat_messages(generate.make_chat(book_entries, length, seed=s, mentions=mentions))
-                for s in range(chats)]
+    lore, settings, rotation = workload(generate, lorescan, entries, chats, warmup, generations)
     digest = hashlib.sha256()
     per_step: dict[str, list[float]] = {s: [] for s in steps}
     times = []
@@ -134,16 +130,9 @@ def worker(tree: str, steps: list[str], entries: int, chats: int, warmup: int, g
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("trees", nargs="+", help="source checkouts (a tree with lorescan/ and benchmarks/)")
     p.add_argument("--steps", required=True,
                    help="comma-separated: C extension functions, or Python ones as module:qualname")
-    p.add_argument("--entries", type=int, default=20_000)
-    p.add_argument("--chats", type=int, default=200, help="chats in rotation")
-    p.add_argument("--warmup", type=int, default=2_000, help="generations first, untimed")
-    p.add_argument("--generations", type=int, default=5_000, help="generations timed")
-    p.add_argument("--runs", type=int, default=2, help="runs, the trees' order reversed each time")
-    p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
-    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    workload_args(p, generations=5_000)
     args = p.parse_args(argv)
     steps = [s for s in args.steps.split(",") if s]
     if args.worker:
