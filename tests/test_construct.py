@@ -9,6 +9,7 @@ value validation would change or reject goes to validation itself. ``dump`` is c
 
 from __future__ import annotations
 
+import functools
 import math
 import subprocess
 import sys
@@ -51,6 +52,7 @@ def _instances() -> st.SearchStrategy[Any]:
     return st.sampled_from(_INSTANCES)
 
 
+@functools.cache
 def _typed(annotation: Any) -> st.SearchStrategy[Any]:
     """Values of a field's own type (the case the direct path takes), nested models as instances
     or as dicts."""
@@ -77,14 +79,17 @@ def _typed(annotation: Any) -> st.SearchStrategy[Any]:
     return st.one_of([_typed(a) for a in args])
 
 
+@functools.cache
 def _data(cls: type[BaseModel]) -> st.SearchStrategy[dict[str, Any]]:
     """Mostly values of each field's type, now and then any JSON value or an instance (what
-    validation coerces or rejects), and extra names; required fields mostly present."""
+    validation coerces or rejects), and extra names; required fields mostly present. (Strategies
+    are made once per type: made afresh in every draw, they were most of the test's time.)"""
     anything = st.one_of(json_values, _instances(), st.lists(_instances(), max_size=2),
                          st.dictionaries(st.sampled_from(["k1", "k2"]), _instances(), max_size=2))
 
     def value(annotation: Any) -> st.SearchStrategy[Any]:
-        return st.integers(0, 14).flatmap(lambda i: anything if i == 0 else _typed(annotation))
+        typed = _typed(annotation)
+        return st.integers(0, 14).flatmap(lambda i: anything if i == 0 else typed)
 
     required = {n: value(f.annotation) for n, f in cls.model_fields.items() if f.is_required()}
     optional = {n: value(f.annotation) for n, f in cls.model_fields.items() if not f.is_required()}
