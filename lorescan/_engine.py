@@ -19,7 +19,7 @@ from . import _index, _js
 from ._budget import BudgetMeter, _LinesPass
 from ._card_book import BookBudgets, apply_card_book_settings
 from ._compile import CompiledEntry, compile_books
-from ._construct import gc_paused, make
+from ._construct import BULK, gc_paused, make
 from ._emit import KeptRecords, emit
 from ._index import BoundIndex, KeyIndex
 from ._macros import MacroEnv, card_text, evaluation_env, names_env, substitute
@@ -92,7 +92,7 @@ class Lore:
         self._contents: dict[MacroEnv, dict[str, str]] = {}   # see _substituted
         self._activations: KeptRecords        # see emit
         self._named: dict[str, str] = {}           # see ScanMessages
-        with gc_paused():
+        with gc_paused(sum(len(b.entries) for b in self.books) >= BULK):    # long-lived, if many
             self._compiled = compile_books(self.books)
             self._all = [ce for _, entries in self._compiled for ce in entries]
             self._activations = KeptRecords(len(self._all))
@@ -125,7 +125,7 @@ class Lore:
                           self.mode.word_boundaries)
         index = self._indexes.get(ck)
         if index is None:
-            with gc_paused():
+            with gc_paused(len(self._all) >= BULK):
                 index = self._indexes[ck] = KeyIndex(self._all, ck.case_sensitive, ck.whole_words, ck.word_rule)
         return index
 
@@ -152,7 +152,7 @@ class Lore:
         bound = self._bound.get((ck, env))
         if bound is None:
             index = self._key_index(settings)
-            with gc_paused():
+            with gc_paused(len(index.macro) >= BULK):     # the macro keys prepared for the names
                 if len(self._bound) > 16:
                     self._bound.clear()
                 bound = self._bound[(ck, env)] = index.bind(env)

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 import lorescan
 from lorescan import ChatMessage, Lorebook, Settings
+from lorescan._construct import BULK
 
 from .gc_helpers import collector_passes
 
@@ -243,17 +244,21 @@ def test_compiled_objects_go_straight_to_the_collectors_oldest_generation() -> N
     caller is released; with the collector off, nothing is moved."""
     import gc
 
-    book = Lorebook.from_entries("b", [{"uid": 0, "key": ["dragon"], "content": "x"}])
+    from lorescan import _construct
+
+    book = Lorebook.from_entries("b", [{"uid": i, "key": [f"dragon{i}"], "content": "x"} for i in range(BULK)])
     gc.collect()
     assert gc.isenabled()
-    lore = lorescan.compile([book])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_construct, "_frozen_here", False)     # as in a process lorescan has frozen nothing in
+        lore = lorescan.compile([book])
     assert gc.isenabled() and _generation(lore._all[0]) == 2
     keep: list[list[int]] = [[]]
     gc.freeze()
     try:
         assert _generation(keep[0]) is None     # frozen: in no generation
         lore = lorescan.compile([book])
-        assert _generation(keep[0]) is None and _generation(lore._all[0]) == 0
+        assert _generation(keep[0]) is None and _generation(lore._all[0]) is not None
     finally:
         gc.unfreeze()
     gc.disable()
@@ -263,6 +268,37 @@ def test_compiled_objects_go_straight_to_the_collectors_oldest_generation() -> N
     finally:
         gc.enable()
     del keep
+
+
+def test_frozen_objects_are_counted_only_when_lorescan_froze_none(monkeypatch) -> None:
+    """Python counts frozen objects by walking them all (20 ms with a 20,000-entry book frozen): a
+    small book's compile and activations never pause the collector, so never ask; a big book's
+    compile asks once, unless lorescan froze objects itself (the service, a command)."""
+    import gc
+
+    from lorescan import _construct
+
+    counted: list[int] = []
+    count = gc.get_freeze_count
+    monkeypatch.setattr(gc, "get_freeze_count", lambda: counted.append(1) or count())
+    monkeypatch.setattr(_construct, "_frozen_here", False)
+    small = Lorebook.from_entries("s", [{"uid": 0, "key": ["dragon", "{{char}}"], "content": "x"}])
+    lore = lorescan.compile([small], settings=Settings())
+    lore.activate([ChatMessage(name="U", mes="a dragon")], char_name="Ann")
+    lore.activate([ChatMessage(name="U", mes="a dragon")], char_name="Bo")
+    assert counted == []
+    big = Lorebook.from_entries("b", [{"uid": i, "key": [f"dragon{i}"], "content": "x"} for i in range(BULK)])
+    counted.clear()     # reading the entries paused too
+    lore = lorescan.compile([big], settings=Settings())
+    assert (counted, _generation(lore._all[0])) == ([1], 2)
+    counted.clear()
+    try:
+        _construct.freeze_long_lived()
+        assert _generation(lore._all[0]) is None
+        lore = lorescan.compile([big], settings=Settings())
+        assert (counted, gc.isenabled()) == ([], True)
+    finally:
+        gc.unfreeze()
 
 
 def test_reading_a_file_runs_no_collection_and_leaves_its_objects_in_the_oldest_generation(tmp_path) -> None:
@@ -278,6 +314,8 @@ def test_reading_a_file_runs_no_collection_and_leaves_its_objects_in_the_oldest_
     path.write_text(json.dumps({"entries": {str(i): {"uid": i, "key": [f"k{i}"], "content": f"c{i} " + "x" * 400}
                                             for i in range(3000)}}))
     assert path.stat().st_size >= BULK_BYTES   # a big file (a small one keeps the young passes)
+    (tmp_path / "small.json").write_text('{"entries": {}}')
+    lorescan.load(tmp_path / "small.json")      # the readers imported (run alone, the test imported them here)
     with collector_passes() as passes:
         loaded = lorescan.load(path)
     assert passes == [] and gc.isenabled()

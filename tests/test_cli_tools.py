@@ -151,13 +151,16 @@ def test_only_a_command_line_run_freezes_the_loaded_books(monkeypatch, capsys) -
     import gc
     import sys
 
+    from lorescan import _construct
+
+    monkeypatch.setattr(_construct, "_frozen_here", False)     # restored after (it says lorescan froze)
     gc.unfreeze()
     try:
         assert main(["replay", "--book", BOOK, "--chat", CHAT, "--json"]) == 0
         assert gc.get_freeze_count() == 0
         monkeypatch.setattr(sys, "argv", ["lorescan", "replay", "--book", BOOK, "--chat", CHAT, "--json"])
         assert main() == 0
-        assert gc.get_freeze_count() > 0
+        assert gc.get_freeze_count() > 0 and _construct._frozen_here
     finally:
         gc.unfreeze()
     capsys.readouterr()

@@ -419,6 +419,7 @@ def test_openai_messages_are_read_once_per_role_content_name_and_names() -> None
 def test_only_a_service_that_owns_its_process_tunes_the_collector_and_malloc(tmp_path: Path) -> None:
     import asyncio
 
+    from lorescan import _construct
     from lorescan._service import service
     from lorescan._service.app import create_app
     from lorescan._service.cache import GC_THRESHOLDS
@@ -439,12 +440,14 @@ def test_only_a_service_that_owns_its_process_tunes_the_collector_and_malloc(tmp
     try:
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(service, "limit_malloc_arenas", arenas.append)
+            mp.setattr(_construct, "_frozen_here", False)     # restored after (it says lorescan froze)
             assert activate(create_app(ServiceConfig(data_dir=tmp_path / "embedded"))) == 200
             # an embedding app keeps its collector and its malloc as they are
             assert (gc.get_threshold(), gc.get_freeze_count(), arenas) == (before, frozen, [])
             served = create_app(ServiceConfig(data_dir=tmp_path / "served", owns_process=True))
             assert arenas == [service.MALLOC_ARENAS] == [2] and gc.get_threshold() == before
             assert activate(served) == 200      # the thresholds go up once books are compiled
+            assert _construct._frozen_here       # known frozen: gc_paused need not count them
         assert gc.get_threshold() == GC_THRESHOLDS == (50_000, 20, 20)
     finally:
         gc.set_threshold(*before)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 
+from .._construct import freeze_long_lived
 from .._errors import LorescanError
 from .._inputs import Inputs, load_inputs, read_settings
 
@@ -86,5 +86,5 @@ def open_inputs(args: argparse.Namespace, need_chat: bool = True) -> Inputs:
     if getattr(args, "owns_process", False):
         # The command owns this process: move the loaded and compiled books out of the cyclic
         # collector's reach, so full collections during a long replay do not re-walk them.
-        gc.freeze()
+        freeze_long_lived()
     return inputs

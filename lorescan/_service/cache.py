@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
+from .._construct import freeze_long_lived
 from .._engine import OWNED_GC_THRESHOLDS, Lore
 from .._mode import Mode
 from .._model import Lorebook, Settings
@@ -122,7 +123,7 @@ class CompiledCache:
             # collector's thresholds go up (see GC_THRESHOLDS). Only when the service owns the
             # process: both are process-wide.
             if self._freeze:
-                gc.freeze()
+                freeze_long_lived()
                 gc.set_threshold(*GC_THRESHOLDS)
             return item
         finally:
