@@ -8,6 +8,7 @@ given none, from one the process shares, as SillyTavern's ``Math.random`` is.
 
 from __future__ import annotations
 
+import itertools
 import os
 import random as _random
 import threading
@@ -51,6 +52,11 @@ from ._trace import Trace
 #: thresholds the collector took about a tenth of a generation's time in the load benchmark, and
 #: 4-5 % of a batch worker's CPU; at these about a fiftieth. Every cycle is still collected, later.
 OWNED_GC_THRESHOLDS = (50_000, 20, 20)
+#: key indexes bound to names a ``Lore`` keeps (each with its memos of scanned texts); past it, the
+#: least recently used names make way. A service's chats name many characters and personas: when
+#: the 17th pair cleared them all, every chat after it bound its names again (20 ms at 20,000
+#: entries) and met its texts afresh.
+BOUND_KEPT = 16
 
 
 #: the random source of evaluations given none, shared as SillyTavern's ``Math.random`` is: a
@@ -88,7 +94,8 @@ class Lore:
         self.counter = get_counter(tokenizer)
         self._plans: dict[tuple, Plan] = {}
         self._indexes: dict[MatchMode, KeyIndex] = {}
-        self._bound: dict[tuple, BoundIndex] = {}     # per (case/word settings, names)
+        self._bound: dict[tuple, BoundIndex] = {}     # per (case/word settings, names), see _index
+        self._uses = itertools.count(1)                # stamps BoundIndex.used
         self._contents: dict[MacroEnv, dict[str, str]] = {}   # see _substituted
         self._activations: KeptRecords        # see emit
         self._named: dict[str, str] = {}           # see ScanMessages
@@ -153,9 +160,12 @@ class Lore:
         if bound is None:
             index = self._key_index(settings)
             with gc_paused(len(index.macro) >= BULK):     # the macro keys prepared for the names
-                if len(self._bound) > 16:
-                    self._bound.clear()
-                bound = self._bound[(ck, env)] = index.bind(env)
+                bound = index.bind(env)
+            if len(self._bound) >= BOUND_KEPT:     # the least recently used names make way (a copy:
+                kept = list(self._bound.items())   # another thread may be adding its own)
+                self._bound.pop(min(kept, key=lambda item: item[1].used)[0], None)
+            self._bound[(ck, env)] = bound
+        bound.used = next(self._uses)
         bound.refresh()
         return bound
 

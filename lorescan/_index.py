@@ -326,6 +326,7 @@ class BoundIndex:
         self.plain_records: list[PlainEntry | None | Literal[Sentinel.UNBUILT]] = [UNBUILT] * main.size
         self._tables: dict[object, PlaceTables] = {}
         self._deaths = self._count_deaths()
+        self.used = 0       # when its Lore last handed it out (see Lore._index)
 
     def _count_deaths(self) -> int:
         return self.main.needles.deaths + (self.over.deaths if self.over is not None else 0)

@@ -212,6 +212,13 @@ def test_timed_state_made_by_the_engine_equals_pydantic_construction() -> None:
     assert list(state.sticky) == ["b.0"]
 
 
+def _warm_up(book: Lorebook) -> None:
+    """A first compile and activation in the process, in a frame of its own: the first build of a
+    deferred model reads its caller's locals (pydantic's namespace), and the frame keeps that
+    snapshot of them, a ``Lore`` included, after the name is deleted."""
+    lorescan.compile([book]).activate([ChatMessage(name="U", mes="a dragon")], char_name="Ann")
+
+
 def test_a_dropped_book_is_freed_without_the_garbage_collector() -> None:
     """No reference cycles inside a compiled book: a 100k-entry book dropped by a frontend is freed
     at once by reference counting, not on Python's next full collection."""
@@ -220,6 +227,7 @@ def test_a_dropped_book_is_freed_without_the_garbage_collector() -> None:
 
     book = Lorebook.from_entries("b", [{"uid": 0, "key": ["dragon", "{{char}}'s hoard"], "content": "x"},
                                        {"uid": 1, "key": ["/drag(on|oness)/i"], "content": "y"}])
+    _warm_up(book)
     was = gc.isenabled()
     gc.disable()
     try:
@@ -231,6 +239,28 @@ def test_a_dropped_book_is_freed_without_the_garbage_collector() -> None:
     finally:
         if was:
             gc.enable()
+
+
+def test_names_past_the_kept_indexes_push_out_the_least_recently_used() -> None:
+    """A service's chats name many characters: a ``Lore`` keeps the key index bound to each pair of
+    names (with its memos) for the 16 most recently used pairs, so a chat that keeps coming back
+    keeps its own while others come and go, and each pair's activations stay exact."""
+    from lorescan._engine import BOUND_KEPT
+
+    book = Lorebook.from_entries("b", [{"uid": 0, "key": ["{{char}}'s hoard"], "content": "x"}])
+    lore = lorescan.compile([book])
+
+    def fired(name: str) -> list[str]:
+        return lore.activate([ChatMessage(name="U", mes=f"{name}'s hoard")], char_name=name).activated_keys()
+
+    assert fired("Hot") == ["b.0"]
+    (hot,) = lore._bound.values()
+    for i in range(3 * BOUND_KEPT):
+        assert fired(f"C{i}") == ["b.0"]
+        assert fired("Hot") == ["b.0"]
+        assert any(b is hot for b in lore._bound.values()) and len(lore._bound) <= BOUND_KEPT
+    assert lore.activate([ChatMessage(name="U", mes="C0's hoard")], char_name="Hot").activated_keys() == []
+    assert BOUND_KEPT == 16 and len(lore._bound) == BOUND_KEPT
 
 
 def _generation(obj: object) -> int | None:
