@@ -150,21 +150,22 @@ class Lore:
         (keys with macros prepared for them; built on the first evaluation with those names), or
         to ``card_env``, the names with the card's values, when a key names a card macro or a name
         holds a macro (keys substitute alike with both otherwise, and the names alone are shared
-        by every character and persona)."""
+        by every character and persona). With no macro key at all, one bound index serves every
+        pair of names (most books: their memos are then shared by every chat)."""
         ck = MatchMode.of(bool(settings.world_info_case_sensitive), bool(settings.world_info_match_whole_words),
                           self.mode.word_boundaries)
-        if card_env is not None and ("{{" in env.user or "{{" in env.char
-                                     or (self._indexes.get(ck) or self._key_index(settings)).card_macros):
+        index = self._indexes.get(ck) or self._key_index(settings)
+        if card_env is not None and ("{{" in env.user or "{{" in env.char or index.card_macros):
             env = card_env
-        bound = self._bound.get((ck, env))
+        names = env if index.macro else None
+        bound = self._bound.get((ck, names))
         if bound is None:
-            index = self._key_index(settings)
             with gc_paused(len(index.macro) >= BULK):     # the macro keys prepared for the names
                 bound = index.bind(env)
             if len(self._bound) >= BOUND_KEPT:     # the least recently used names make way (a copy:
                 kept = list(self._bound.items())   # another thread may be adding its own)
                 self._bound.pop(min(kept, key=lambda item: item[1].used)[0], None)
-            self._bound[(ck, env)] = bound
+            self._bound[(ck, names)] = bound
         bound.used = next(self._uses)
         bound.refresh()
         return bound

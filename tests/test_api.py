@@ -244,7 +244,8 @@ def test_a_dropped_book_is_freed_without_the_garbage_collector() -> None:
 def test_names_past_the_kept_indexes_push_out_the_least_recently_used() -> None:
     """A service's chats name many characters: a ``Lore`` keeps the key index bound to each pair of
     names (with its memos) for the 16 most recently used pairs, so a chat that keeps coming back
-    keeps its own while others come and go, and each pair's activations stay exact."""
+    keeps its own while others come and go, and each pair's activations stay exact. A book with no
+    macro key binds once for every pair."""
     from lorescan._engine import BOUND_KEPT
 
     book = Lorebook.from_entries("b", [{"uid": 0, "key": ["{{char}}'s hoard"], "content": "x"}])
@@ -261,6 +262,12 @@ def test_names_past_the_kept_indexes_push_out_the_least_recently_used() -> None:
         assert any(b is hot for b in lore._bound.values()) and len(lore._bound) <= BOUND_KEPT
     assert lore.activate([ChatMessage(name="U", mes="C0's hoard")], char_name="Hot").activated_keys() == []
     assert BOUND_KEPT == 16 and len(lore._bound) == BOUND_KEPT
+    # no key names a macro: every pair of names shares one bound index (and its memos)
+    plain = lorescan.compile([Lorebook.from_entries("p", [{"uid": 0, "key": ["hoard"], "content": "x"}])])
+    for i in range(3 * BOUND_KEPT):
+        got = plain.activate([ChatMessage(name="U", mes="the hoard")], char_name=f"C{i}", user_name=f"U{i}")
+        assert got.activated_keys() == ["p.0"]
+    assert len(plain._bound) == 1
 
 
 def _generation(obj: object) -> int | None:
