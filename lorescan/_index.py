@@ -104,6 +104,15 @@ class KeyIndex:
         #: (regex key text, piece, how it is searched) -> whether the regex matches that piece, or
         #: TIMED_OUT (see ``ScanBuffer.regex_piecewise``); kept across evaluations like hits.
         self.piece_memo: dict[tuple[str, str, int], object] = {}
+        #: what every pair of names shares (see :class:`BoundIndex`): the hits of this index's own
+        #: needles in messages and in contents, and, with macro keys, the entry records of the
+        #: entries without one (by gid; made while the needles' deaths were ``shared_deaths``)
+        self.main_hits: dict[str, Hits] = {}
+        self.main_content_hits: dict[str, Hits] = {}
+        self.macro_gids = frozenset(ce.gid for ce, _, _, _ in self.macro)
+        self.shared_records: list[PlainEntry | None | Literal[Sentinel.UNBUILT]] = \
+            [UNBUILT] * self.size if self.macro else []
+        self.shared_deaths = self.needles.deaths
 
     def _add_groups(self, entries: Sequence[CompiledEntry], default: MatchMode) -> None:
         """The entries grouped by their (case, word) mode (most use the global one), each group's
@@ -314,19 +323,30 @@ class BoundIndex:
         self.over = over if over.word else None
         self.base = over.base
         self.newline_needles = main.needles.newline or over.newline
-        self.hits_memo: dict[str, Hits] = {}   # text -> hits (read directly by hot paths)
+        #: text -> hits (read directly by hot paths); the main index's own when no needle depends
+        #: on the names, so every pair of names shares it
+        self.hits_memo: dict[str, Hits] = main.main_hits if self.over is None else {}
         #: the same for entry contents (recursion text), apart: a batch's stream of new messages
         #: would otherwise push out the contents, which recur in every chat
-        self.content_memo: dict[str, Hits] = {}
+        self.content_memo: dict[str, Hits] = main.main_content_hits if self.over is None else {}
         #: the entries listed under a needle id: one list lookup (the overlay's ids follow the main ones)
         self.needle_lists: list[list[int]] = (main.needles.entries if self.over is None
                                               else main.needles.entries + over.entries)
         self.needle_entries: Callable[[int], Sequence[int]] = self.needle_lists.__getitem__
-        #: per gid: its PlainEntry, None (the entry needs the full gate) or UNBUILT (see :meth:`plain`)
-        self.plain_records: list[PlainEntry | None | Literal[Sentinel.UNBUILT]] = [UNBUILT] * main.size
+        #: per gid: its PlainEntry, None (the entry needs the full gate) or UNBUILT (see :meth:`plain`);
+        #: those of entries without a macro key as other names' evaluations made them
+        self.plain_records: list[PlainEntry | None | Literal[Sentinel.UNBUILT]] = self._shared_records()
         self._tables: dict[object, PlaceTables] = {}
         self._deaths = self._count_deaths()
         self.used = 0       # when its Lore last handed it out (see Lore._index)
+
+    def _shared_records(self) -> list[PlainEntry | None | Literal[Sentinel.UNBUILT]]:
+        main = self.main
+        if main.shared_records and main.shared_deaths == main.needles.deaths:
+            return list(main.shared_records)
+        if main.shared_records:     # a regex needle was given up since they were made
+            main.shared_records, main.shared_deaths = [UNBUILT] * main.size, main.needles.deaths
+        return [UNBUILT] * main.size
 
     def _count_deaths(self) -> int:
         return self.main.needles.deaths + (self.over.deaths if self.over is not None else 0)
@@ -366,6 +386,9 @@ class BoundIndex:
             rec = _plain_record(ce, self.primary.get(gid, ()), self.secondary.get(gid, ()), self.regex_ready)  # type: ignore[arg-type]
             if self._count_deaths() == deaths:   # else a regex needle it used may have died meanwhile
                 self.plain_records[gid] = rec
+                main = self.main
+                if main.shared_records and gid not in main.macro_gids and main.shared_deaths == main.needles.deaths:
+                    main.shared_records[gid] = rec      # the same for every pair of names
         return rec
 
     def hits(self, text: str) -> Hits:
@@ -373,38 +396,69 @@ class BoundIndex:
         cached = self.hits_memo.get(text)
         if cached is not None:
             return cached
-        return self._remember(text, self.hits_memo)
+        return self._remember(text, self.hits_memo, self.main.main_hits)
 
     def content_hits(self, text: str) -> Hits:
         """:meth:`hits` for an entry's content (recursion text), remembered in :attr:`content_memo`."""
         cached = self.content_memo.get(text)
         if cached is not None:
             return cached
-        return self._remember(text, self.content_memo)
+        return self._remember(text, self.content_memo, self.main.main_content_hits)
 
-    def _remember(self, text: str, memo: dict[str, Hits]) -> Hits:
+    def _remember(self, text: str, memo: dict[str, Hits], shared: dict[str, Hits]) -> Hits:
+        """The hits of ``text``, remembered in ``memo``; with needles of the names' own, the main
+        needles' part is taken from (or left in) ``shared``, the main index's memo, for other
+        names to take."""
         found: set[int] = set()
-        if text:
-            self._find(text, found)
+        if text and memo is not shared and self.splits_hits:
+            lowered = _js.lower(text)
+            main_hits = shared.get(text)
+            if main_hits is None:
+                self._find_main(text, lowered, found)
+                self.refresh()
+                make_room(shared, HITS_MEMO_SIZE)
+                shared[text] = main_hits = tuple(found)
+            own: set[int] = set()
+            self._find_over(text, lowered, own)
             self.refresh()
-        result = tuple(found)      # () when empty: one object for every piece without a needle
+            result = main_hits if not own else (*main_hits, *own)     # the two sets of ids are apart
+        else:
+            if text:
+                self._find(text, found)
+                self.refresh()
+            result = tuple(found)      # () when empty: one object for every piece without a needle
         make_room(memo, HITS_MEMO_SIZE)
         memo[text] = result
         return result
 
+    #: whether :meth:`_find` is :meth:`_find_main` then :meth:`_find_over` (neither reads the
+    #: other's needles), so the main needles' hits can be shared by every pair of names
+    splits_hits = True
+
     def _find(self, text: str, found: set[int]) -> None:
         """Add the needle ids found in ``text`` (not empty) to ``found``."""
         lowered = _js.lower(text)
+        self._find_main(text, lowered, found)
+        self._find_over(text, lowered, found)
+
+    def _find_main(self, text: str, lowered: str, found: set[int]) -> None:
+        """The main index's needles found in ``text``: its automaton, phrases and regex needles."""
         main = self.main.needles
         main.collect(text, lowered, found)
-        if self.over is not None:
-            self.over.collect(text, lowered, found)
         if main.phrase_triggers:
             main.find_phrases(text, lowered, found)
         if main.triggers:
             main.find_regexes(text, found, self.main.piece_memo)
-        if self.over is not None and self.over.triggers:
-            self.over.find_regexes(text, found, self.main.piece_memo)
+
+    def _find_over(self, text: str, lowered: str, found: set[int]) -> None:
+        """The names' own needles (the macro keys') found in ``text``. Their ids follow the main
+        needles', and their regex needles' triggers are their own: what :meth:`_find_main` adds to
+        ``found`` changes nothing here."""
+        over = self.over
+        if over is not None:
+            over.collect(text, lowered, found)
+            if over.triggers:
+                over.find_regexes(text, found, self.main.piece_memo)
 
 
 class UnicodeBoundIndex(BoundIndex):
@@ -412,6 +466,8 @@ class UnicodeBoundIndex(BoundIndex):
     comparison form (NFC; folded for the case-insensitive automaton). Regex keys are unaffected:
     they run on the text as written, and their prefilter needles are looked for in its
     SillyTavern form (lowercase, not normalised) whenever the comparison form differs from it."""
+
+    splits_hits = False     # the regex needles' triggers are looked for with both automata at once
 
     def _find(self, text: str, found: set[int]) -> None:
         exact, folded = nfc(text), fold(text)

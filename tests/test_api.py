@@ -270,6 +270,29 @@ def test_names_past_the_kept_indexes_push_out_the_least_recently_used() -> None:
     assert len(plain._bound) == 1
 
 
+def test_pairs_of_names_share_what_does_not_depend_on_them() -> None:
+    """Each pair of names binds the macro keys anew, but takes the records of the entries without
+    one, and the hits of the other needles, from the pairs before it: the same objects, and the
+    same activations as a fresh compile gives."""
+    book = Lorebook.from_entries("b", [{"uid": 0, "key": ["{{char}}'s hoard"], "content": "x"},
+                                       {"uid": 1, "key": ["dragon"], "content": "y"},
+                                       {"uid": 2, "key": ["/gold(en)?/i"], "content": "z"}])
+    chat = [ChatMessage(name="U", mes="Bo's hoard: a dragon, golden")]
+    lore = lorescan.compile([book])
+    assert lore.activate(chat, char_name="Bo").activated_keys() == ["b.0", "b.1", "b.2"]
+    assert lore.activate(chat, char_name="Al").activated_keys() == ["b.1", "b.2"]
+    assert lorescan.compile([book]).activate(chat, char_name="Al").activated_keys() == ["b.1", "b.2"]
+    bo, al = (next(b for b in lore._bound.values() if b.env.char == name) for name in ("Bo", "Al"))
+    assert bo is not al and bo.main is al.main
+    assert al.plain_records[1] is bo.plain_records[1] is not None
+    assert al.plain_records[2] is bo.plain_records[2] is not None
+    assert al.plain_records[0] is not bo.plain_records[0]       # a macro key: its own per pair
+    text = next(t for t in bo.hits_memo if "dragon" in t)
+    shared = bo.main.main_hits[text]
+    assert set(shared) <= set(bo.hits_memo[text]) and set(shared) <= set(al.hits_memo[text])
+    assert bo.hits_memo[text] != al.hits_memo[text]       # Bo's own needle is found in it, Al's is not
+
+
 def _generation(obj: object) -> int | None:
     import gc
     return next((g for g in range(3) if any(o is obj for o in gc.get_objects(generation=g))), None)
