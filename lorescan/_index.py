@@ -105,8 +105,9 @@ class KeyIndex:
         #: TIMED_OUT (see ``ScanBuffer.regex_piecewise``); kept across evaluations like hits.
         self.piece_memo: dict[tuple[str, str, int], object] = {}
         #: what every pair of names shares (see :class:`BoundIndex`): the hits of this index's own
-        #: needles in messages and in contents, and, with macro keys, the entry records of the
-        #: entries without one (by gid; made while the needles' deaths were ``shared_deaths``)
+        #: needles in contents, and in messages when no needle depends on the names; with macro
+        #: keys, the entry records of the entries without one (by gid; made while the needles'
+        #: deaths were ``shared_deaths``)
         self.main_hits: dict[str, Hits] = {}
         self.main_content_hits: dict[str, Hits] = {}
         self.macro_gids = frozenset(ce.gid for ce, _, _, _ in self.macro)
@@ -396,7 +397,7 @@ class BoundIndex:
         cached = self.hits_memo.get(text)
         if cached is not None:
             return cached
-        return self._remember(text, self.hits_memo, self.main.main_hits)
+        return self._remember(text, self.hits_memo, None)
 
     def content_hits(self, text: str) -> Hits:
         """:meth:`hits` for an entry's content (recursion text), remembered in :attr:`content_memo`."""
@@ -405,12 +406,14 @@ class BoundIndex:
             return cached
         return self._remember(text, self.content_memo, self.main.main_content_hits)
 
-    def _remember(self, text: str, memo: dict[str, Hits], shared: dict[str, Hits]) -> Hits:
+    def _remember(self, text: str, memo: dict[str, Hits], shared: dict[str, Hits] | None) -> Hits:
         """The hits of ``text``, remembered in ``memo``; with needles of the names' own, the main
         needles' part is taken from (or left in) ``shared``, the main index's memo, for other
-        names to take."""
+        names to take. Only for contents: they recur in every chat, while another pair of names
+        is nearly always another chat, whose messages are its own (and a memo more cost a new
+        message 3 % more instructions)."""
         found: set[int] = set()
-        if text and memo is not shared and self.splits_hits:
+        if text and shared is not None and memo is not shared and self.splits_hits:
             lowered = _js.lower(text)
             main_hits = shared.get(text)
             if main_hits is None:

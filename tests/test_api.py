@@ -288,9 +288,23 @@ def test_pairs_of_names_share_what_does_not_depend_on_them() -> None:
     assert al.plain_records[2] is bo.plain_records[2] is not None
     assert al.plain_records[0] is not bo.plain_records[0]       # a macro key: its own per pair
     text = next(t for t in bo.hits_memo if "dragon" in t)
-    shared = bo.main.main_hits[text]
-    assert set(shared) <= set(bo.hits_memo[text]) and set(shared) <= set(al.hits_memo[text])
     assert bo.hits_memo[text] != al.hits_memo[text]       # Bo's own needle is found in it, Al's is not
+    assert text not in bo.main.main_hits       # messages: each pair's own (another pair, another chat)
+    # contents (recursion text): the main needles' hits shared
+    s = Settings(world_info_recursive=True)
+    recursed = [ChatMessage(name="U", mes="Bo's hoard")]
+    book2 = Lorebook.from_entries("c", [{"uid": 0, "key": ["{{char}}'s hoard"], "content": "a dragon, golden"},
+                                        {"uid": 1, "key": ["dragon"], "content": "y"},
+                                        {"uid": 2, "key": ["/gold(en)?/i"], "content": "z"}])
+    lore = lorescan.compile([book2])
+    assert lore.activate(recursed, char_name="Bo", settings=s).activated_keys() == ["c.0", "c.1", "c.2"]
+    bo = next(iter(lore._bound.values()))
+    shared = bo.main.main_content_hits["a dragon, golden"]
+    assert len(shared) == 3 and bo.content_memo["a dragon, golden"] is shared     # dragon, gold, the regex
+    assert lore.activate([ChatMessage(name="U", mes="Al's hoard")], char_name="Al",
+                         settings=s).activated_keys() == ["c.0", "c.1", "c.2"]
+    al = next(b for b in lore._bound.values() if b.env.char == "Al")
+    assert al.content_memo["a dragon, golden"] is shared
 
 
 def _generation(obj: object) -> int | None:
