@@ -92,6 +92,7 @@ def work(root: str, part: str, stage: int, word_boundaries: str = "sillytavern")
         for _ in range(PARTS[part]):
             for bound in list(lore._bound.values()):
                 bound.hits_memo.clear()
+                getattr(bound.main, "main_hits", {}).clear()    # the hits every pair of names shares
                 bound.main.piece_memo.clear()
             lore.activate(chat[:100], settings=s_on, rng=random.Random(1), **names)
     if stage and part == "replay10k":
