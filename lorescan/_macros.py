@@ -29,9 +29,12 @@ _LEGACY = [
     (re.compile(r"<CHARIFNOTGROUP>", _JS_I), "group"),
     (re.compile(r"<GROUP>", _JS_I), "group"),
 ]
+_LEGACY_TOKENS = ["<user>", "<bot>", "<char>", "<charifnotgroup>", "<group>"]    # each pattern's literal, lowercased
 _NEWLINE = re.compile(r"\{\{newline\}\}", _JS_I)
 _TRIM = re.compile(r"(?:\r?\n)*\{\{trim\}\}(?:\r?\n)*", _JS_I)
 _NOOP = re.compile(r"\{\{noop\}\}", _JS_I)
+#: the macros removed before the names' passes, in order: (pattern, its literal lowercased, replacement)
+_CLEANUPS = [(_NEWLINE, "{{newline}}", "\n"), (_TRIM, "{{trim}}", ""), (_NOOP, "{{noop}}", "")]
 #: ``{{reverse:(.+?)}}``: JavaScript's ``.`` stops at every line terminator, not only ``\n``
 _REVERSE = re.compile(r"\{\{reverse:([^\n\r\u2028\u2029]+?)\}\}", _JS_I)
 _COMMENT = re.compile(r"\{\{//[\s\S]*?\}\}")
@@ -102,25 +105,31 @@ def substitute(text: str | None, env: MacroEnv) -> str:
         return ""
     if "<" not in text and "{{" not in text:   # most contents: nothing to substitute
         return text
-    for pat, name in _LEGACY:
-        if "<" in text:
+    # Each pattern runs only where its literal is in the text as it stands (lowercased: the patterns
+    # fold ASCII letters only, which lower() folds alike), as a step may make the next one's.
+    low = text.lower()
+    for (pat, name), token in zip(_LEGACY, _LEGACY_TOKENS):
+        if token in low:
             value = env.value(name)
             if env.dollar_patterns and "$" in value:
                 text = pat.sub(partial(_js_replacement, value), text)
             else:
                 text = pat.sub(lambda _m, v=value: v, text)   # type: ignore[misc]
+            low = text.lower()
     if "{{" not in text:
         return text
-    text = _NEWLINE.sub("\n", text)
-    text = _TRIM.sub("", text)
-    text = _NOOP.sub("", text)
-    low = text.lower()
+    for pat, token, by in _CLEANUPS:
+        if token in low:
+            text = pat.sub(by, text)
+            low = text.lower()
     for name, value in env.passes():    # one pass per macro: a value may hold a later one
         if "{{" + name.lower() + "}}" in low:
             text = _macro_pattern(name).sub(lambda _m, v=value: v, text)   # type: ignore[misc]
             low = text.lower()
-    text = _REVERSE.sub(lambda m: m.group(1)[::-1], text)
-    text = _COMMENT.sub("", text)
+    if "{{reverse:" in low:
+        text = _REVERSE.sub(lambda m: m.group(1)[::-1], text)
+    if "{{//" in text:
+        text = _COMMENT.sub("", text)
     return text
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lorescan import _js
@@ -89,6 +89,65 @@ def test_macros() -> None:
     assert substitute("{{unknown}} {{random::a}}", env) == "{{unknown}} {{random::a}}"
     assert substitute("", env) == "" and substitute(None, env) == ""
     assert substitute("{{charIfNotGroup}}", env) == "Alice"
+
+
+def _substitute_every_pattern(text: str | None, env: MacroEnv) -> str:
+    """``substitute`` with every pattern run on every text (no test of its literal first)."""
+    from functools import partial
+
+    from lorescan import _macros as m
+
+    if not text:
+        return ""
+    if "<" not in text and "{{" not in text:
+        return text
+    for pat, name in m._LEGACY:
+        value = env.value(name)
+        if env.dollar_patterns and "$" in value:
+            text = pat.sub(partial(m._js_replacement, value), text)
+        else:
+            text = pat.sub(lambda _m, v=value: v, text)
+    if "{{" not in text:
+        return text
+    text = m._NOOP.sub("", m._TRIM.sub("", m._NEWLINE.sub("\n", text)))
+    for name, value in env.passes():
+        text = m._macro_pattern(name).sub(lambda _m, v=value: v, text)
+    text = m._REVERSE.sub(lambda mt: mt.group(1)[::-1], text)
+    return m._COMMENT.sub("", text)
+
+
+_MACRO_PIECES = ["{{", "}}", "<", ">", "user", "USER", "bot", "char", "CharIfNotGroup", "group", "newline",
+                 "trim", "NoOp", "reverse:", "//", "\n", "\r", " ", "a", "$&", "$$", "K", "\u212a", "İ",
+                 "{{user}}", "<BOT>", "{{noop}}", "{{trim}}", "{{reverse:ab}}", "{{// x }}", "{{description}}",
+                 "{{no", "op}}", "{{tr", "im}}", "<us", "er>", "{{/", "/"]     # halves an earlier step may join
+
+
+@settings(max_examples=600, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_MACRO_PIECES), max_size=12),
+       user=st.sampled_from(["Bob", "<BOT>", "{{char}}", "$&x", "n{{noop}}", "{{reverse:"]),
+       char=st.sampled_from(["Alice", "<USER>", "trim}}", "//}}", "K"]),
+       dollar=st.booleans(), variables=st.booleans())
+def test_macros_equal_every_pattern_run(pieces: list[str], user: str, char: str, dollar: bool,
+                                         variables: bool) -> None:
+    """Each pattern runs only where its literal is in the text as it stands: the same text as
+    running every pattern, names holding macros, tokens made by an earlier step and letters that
+    fold to ASCII included."""
+    env = MacroEnv(user=user, char=char, dollar_patterns=dollar,
+                   variables=(("description", "the {{user}}'s <char>"),) if variables else ())
+    text = "".join(pieces)
+    assert substitute(text, env) == _substitute_every_pattern(text, env)
+
+
+@pytest.mark.parametrize("text,user,char,expected", [
+    ("{{no{{trim}}op}}x", "Bob", "Al", "x"),              # removing {{trim}} makes a {{noop}}
+    ("<BO<USER>", "T>", "Al", "Al"),                      # the user's name makes a <BOT>
+    ("{{<USER>}}", "char", "Al", "Al"),                   # ... and a {{char}}
+    ("{{reverse://{{}}x}}", "Bob", "Al", ""),             # reversing makes a comment
+    ("{{reverse:ab}}<USER>", "Bob", "Al", "baBob"),
+])
+def test_a_step_may_make_the_next_ones_macro(text: str, user: str, char: str, expected: str) -> None:
+    env = MacroEnv(user=user, char=char)
+    assert substitute(text, env) == _substitute_every_pattern(text, env) == expected
 
 
 def test_decorators() -> None:
