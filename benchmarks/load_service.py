@@ -158,10 +158,13 @@ class Client:
 class Chats:
     """Each session's chat, serialised once per message, and the body of its next generation."""
 
-    def __init__(self, entries: list[dict[str, Any]], sessions: int, length: int, start: int, seed: int) -> None:
+    def __init__(self, entries: list[dict[str, Any]], sessions: int, length: int, start: int, seed: int,
+                 user_names: int = 1) -> None:
         settings = generate.bench_settings(recursive=True).model_dump()
-        self.prefix = json.dumps({"stored_books": [BOOK], "settings": settings, "tokenizer": "cl100k",
-                                  "user_name": generate.USER_NAME, "char_name": generate.CHAR_NAME})[:-1]
+        # each session's user (persona) name: one for all, or one of ``user_names``, as users' own
+        self.prefixes = [json.dumps({"stored_books": [BOOK], "settings": settings, "tokenizer": "cl100k",
+                                     "user_name": user_name(s, user_names), "char_name": generate.CHAR_NAME})[:-1]
+                         for s in range(sessions)]
         self.messages = [[json.dumps({"name": m["name"], "is_user": m["is_user"], "mes": m["mes"]})
                           for m in generate.make_chat(entries, length, seed=seed * 10_000 + s)]
                          for s in range(sessions)]
@@ -169,7 +172,12 @@ class Chats:
 
     def body(self, tag: str, session: int, generation: int) -> bytes:
         chat = self.messages[session][:self.start + generation]
-        return (f'{self.prefix},"session":"{tag}-{session}","chat":[' + ",".join(chat) + "]}").encode()
+        return (f'{self.prefixes[session]},"session":"{tag}-{session}","chat":[' + ",".join(chat) + "]}").encode()
+
+
+def user_name(session: int, user_names: int) -> str:
+    """The user name of a session: the generator's, or with ``user_names`` above 1 one of as many."""
+    return generate.USER_NAME if user_names <= 1 else f"{generate.USER_NAME} {session % user_names}"
 
 
 async def run_rate(port: int, chats: Chats, tag: str, rate: float, duration: float,
@@ -236,7 +244,7 @@ def agrees(server: ServerProcess, chats: Chats, data: bytes) -> bool:
         got = json.loads(reply.read())["result"]
     lore = lorescan.compile(load_bytes(data, BOOK, name=BOOK).books, tokenizer="cl100k")
     want = result_json(lore.activate([lorescan.ChatMessage(**m) for m in body["chat"]],
-                                     settings=lorescan.Settings(**body["settings"]), user_name=generate.USER_NAME,
+                                     settings=lorescan.Settings(**body["settings"]), user_name=body["user_name"],
                                      char_name=generate.CHAR_NAME, rng=_Zeros()))
     return bool(got == want and got["activated"])
 
@@ -278,6 +286,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--warmup", type=float, default=20.0, metavar="SECONDS",
                    help="generations at 40/s first, on other chats: the compiled book builds what it builds on "
                         "first use (regex keys, entry records) and the first messages are scanned")
+    p.add_argument("--user-names", type=int, default=1, metavar="N",
+                   help="the sessions' user names: one for all (the default), or N of them, session by session "
+                        "(users with personas of their own on one stored book)")
     p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = p.parse_args(argv)
     if args.quick:
@@ -286,7 +297,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     data = json.dumps({"entries": {str(e["uid"]): e for e in entries}}, ensure_ascii=False).encode()
     longest = args.start + int(max(max(args.rates) * args.duration, WARMUP_RATE * args.warmup) / args.sessions) + 2
     # new chats for every run (a message's key hits are computed once, as in a real chat)
-    chats = [Chats(entries, args.sessions, longest, args.start, seed) for seed in range(len(args.rates) + 1)]
+    chats = [Chats(entries, args.sessions, longest, args.start, seed, args.user_names)
+             for seed in range(len(args.rates) + 1)]
     with tempfile.TemporaryDirectory(prefix="lorescan-load-") as tmp:
         server = ServerProcess(Path(tmp) / "data", args.workers, args.processes)
         try:

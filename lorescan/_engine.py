@@ -52,11 +52,21 @@ from ._trace import Trace
 #: thresholds the collector took about a tenth of a generation's time in the load benchmark, and
 #: 4-5 % of a batch worker's CPU; at these about a fiftieth. Every cycle is still collected, later.
 OWNED_GC_THRESHOLDS = (50_000, 20, 20)
-#: key indexes bound to names a ``Lore`` keeps (each with its memos of scanned texts); past it, the
-#: least recently used names make way. A service's chats name many characters and personas: when
-#: the 17th pair cleared them all, every chat after it bound its names again (20 ms at 20,000
-#: entries) and met its texts afresh.
-BOUND_KEPT = 16
+#: the key indexes bound to pairs of names a ``Lore`` keeps (:func:`bound_kept`): as many as fit in
+#: ``BOUND_BUDGET`` bytes at about ``BOUND_BYTES_PER_ENTRY`` each per entry of its books (a pair's
+#: own entry records, gate tables, needle lists and automaton: 1.39 MB at 20,000 entries), from 16
+#: to 256; past it, the least recently used pair makes way. A service's chats carry many user and
+#: character names, and a pair is bound per user even when the keys name only ``{{char}}``: with a
+#: fixed 16, 50 users on a 20,000-entry book with ``{{char}}`` keys bound their names again on
+#: nearly every request (about 20 ms each).
+BOUND_BUDGET = 96 << 20
+BOUND_BYTES_PER_ENTRY = 72
+BOUND_KEPT_MIN, BOUND_KEPT_MAX = 16, 256
+
+
+def bound_kept(entries: int) -> int:
+    """How many pairs of names a ``Lore`` of ``entries`` entries keeps bound key indexes for."""
+    return max(BOUND_KEPT_MIN, min(BOUND_KEPT_MAX, BOUND_BUDGET // (BOUND_BYTES_PER_ENTRY * max(entries, 1))))
 
 
 #: the random source of evaluations given none, shared as SillyTavern's ``Math.random`` is: a
@@ -103,6 +113,7 @@ class Lore:
             self._compiled = compile_books(self.books)
             self._all = [ce for _, entries in self._compiled for ce in entries]
             self._activations = KeptRecords(len(self._all))
+            self._bound_kept = bound_kept(len(self._all))
             self._has_character_books = any(b.scope == "character" for b in self.books)
             if self.mode.card_book_settings:
                 apply_card_book_settings(self._compiled)
@@ -162,7 +173,7 @@ class Lore:
         if bound is None:
             with gc_paused(len(index.macro) >= BULK):     # the macro keys prepared for the names
                 bound = index.bind(env)
-            if len(self._bound) >= BOUND_KEPT:     # the least recently used names make way (a copy:
+            if len(self._bound) >= self._bound_kept:     # the least recently used make way (a copy:
                 kept = list(self._bound.items())   # another thread may be adding its own)
                 self._bound.pop(min(kept, key=lambda item: item[1].used)[0], None)
             self._bound[(ck, names)] = bound

@@ -242,14 +242,18 @@ def test_a_dropped_book_is_freed_without_the_garbage_collector() -> None:
 
 
 def test_names_past_the_kept_indexes_push_out_the_least_recently_used() -> None:
-    """A service's chats name many characters: a ``Lore`` keeps the key index bound to each pair of
-    names (with its memos) for the 16 most recently used pairs, so a chat that keeps coming back
-    keeps its own while others come and go, and each pair's activations stay exact. A book with no
-    macro key binds once for every pair."""
-    from lorescan._engine import BOUND_KEPT
+    """A service's chats name many users and characters: a ``Lore`` keeps the key index bound to
+    each pair of names for the most recently used pairs (as many as its size allows), so a chat
+    that keeps coming back keeps its own while others come and go, and each pair's activations stay
+    exact. A book with no macro key binds once for every pair."""
+    from lorescan._engine import bound_kept
 
+    # as many pairs as fit in 96 MB at 72 bytes an entry each, from 16 to 256
+    assert (bound_kept(10), bound_kept(1_000), bound_kept(20_000), bound_kept(100_000)) == (256, 256, 69, 16)
     book = Lorebook.from_entries("b", [{"uid": 0, "key": ["{{char}}'s hoard"], "content": "x"}])
     lore = lorescan.compile([book])
+    assert lore._bound_kept == 256
+    lore._bound_kept = BOUND_KEPT = 16      # as a 100k-entry book's
 
     def fired(name: str) -> list[str]:
         return lore.activate([ChatMessage(name="U", mes=f"{name}'s hoard")], char_name=name).activated_keys()
@@ -261,7 +265,7 @@ def test_names_past_the_kept_indexes_push_out_the_least_recently_used() -> None:
         assert fired("Hot") == ["b.0"]
         assert any(b is hot for b in lore._bound.values()) and len(lore._bound) <= BOUND_KEPT
     assert lore.activate([ChatMessage(name="U", mes="C0's hoard")], char_name="Hot").activated_keys() == []
-    assert BOUND_KEPT == 16 and len(lore._bound) == BOUND_KEPT
+    assert len(lore._bound) == BOUND_KEPT
     # no key names a macro: every pair of names shares one bound index (and its memos)
     plain = lorescan.compile([Lorebook.from_entries("p", [{"uid": 0, "key": ["hoard"], "content": "x"}])])
     for i in range(3 * BOUND_KEPT):
