@@ -14,6 +14,7 @@ import random as _random
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 from . import _index, _js
@@ -106,6 +107,7 @@ class Lore:
         self._indexes: dict[MatchMode, KeyIndex] = {}
         self._bound: dict[tuple, BoundIndex] = {}     # per (case/word settings, names), see _index
         self._uses = itertools.count(1)                # stamps BoundIndex.used
+        self._user_free: dict[tuple[MatchMode, MacroEnv], MacroEnv] = {}   # see _names_of
         self._contents: dict[MacroEnv, dict[str, str]] = {}   # see _substituted
         self._activations: KeptRecords        # see emit
         self._named: dict[str, str] = {}           # see ScanMessages
@@ -166,13 +168,14 @@ class Lore:
         ck = MatchMode.of(bool(settings.world_info_case_sensitive), bool(settings.world_info_match_whole_words),
                           self.mode.word_boundaries)
         index = self._indexes.get(ck) or self._key_index(settings)
-        if card_env is not None and ("{{" in env.user or "{{" in env.char or index.card_macros):
-            env = card_env
-        names = env if index.macro else None
+        with_card = card_env is not None and ("{{" in env.user or "{{" in env.char or index.card_macros)
+        if with_card:
+            env = card_env      # type: ignore[assignment]
+        names = None if not index.macro else env if with_card or not env.user else self._names_of(ck, index, env)
         bound = self._bound.get((ck, names))
         if bound is None:
             with gc_paused(len(index.macro) >= BULK):     # the macro keys prepared for the names
-                bound = index.bind(env)
+                bound = index.bind(names if names is not None else env)
             if len(self._bound) >= self._bound_kept:     # the least recently used make way (a copy:
                 kept = list(self._bound.items())   # another thread may be adding its own)
                 self._bound.pop(min(kept, key=lambda item: item[1].used)[0], None)
@@ -180,6 +183,21 @@ class Lore:
         bound.used = next(self._uses)
         bound.refresh()
         return bound
+
+    def _names_of(self, ck: MatchMode, index: KeyIndex, env: MacroEnv) -> MacroEnv:
+        """The names a bound index for ``env`` is kept under: without the user's name when every
+        macro key substitutes to the same text without it (keys that name only the character: each
+        user of a character then shares one), else ``env``. Asked once per names (a few ms for a
+        thousand macro keys); equal texts prepare equal keys, so sharing is exact."""
+        got = self._user_free.get((ck, env))
+        if got is None:
+            anon = replace(env, user="")
+            same = all(substitute(text, env) == substitute(text, anon) for text in index.macro_texts)
+            got = anon if same else env
+            if len(self._user_free) >= 4096:
+                self._user_free.clear()
+            self._user_free[(ck, env)] = got
+        return got
 
     # -- one evaluation ---------------------------------------------------------------------
     def activate(self, chat: ActivationRequest | Sequence[ChatMessage | dict[str, Any]] = (),

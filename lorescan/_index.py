@@ -96,6 +96,8 @@ class KeyIndex:
         self.macro: list[tuple[CompiledEntry, tuple[KeyItem, ...], tuple[KeyItem, ...], MatchMode]] = []
         #: whether a macro key names one of the card's macros: else keys bind to the names alone
         self.card_macros = False
+        #: every distinct macro key (what a bind substitutes)
+        self.macro_texts: set[str] = set()
         needles = self.needles
         self._add_groups(entries, default)
         needles.build()
@@ -159,6 +161,7 @@ class KeyIndex:
         else:
             macro = self._list_keys(klists, gids, cache, mode)
         macro_raws = set(compress(cache.keys(), map(is_, cache.values(), repeat(MACRO))))
+        self.macro_texts.update(r for r in macro_raws if type(r) is str)
         self.card_macros = self.card_macros or any(names_card_macro(r) for r in macro_raws if type(r) is str)
         if macro_raws:      # and entries with a macro secondary key
             sec = list(filter(None, slists))

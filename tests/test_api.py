@@ -274,6 +274,34 @@ def test_names_past_the_kept_indexes_push_out_the_least_recently_used() -> None:
     assert len(plain._bound) == 1
 
 
+@pytest.mark.parametrize("key,shared", [
+    ("{{char}}'s hoard", True),          # names only the character: every user of it shares one
+    ("<BOT>'s hoard", True),
+    ("{{user}}'s hoard", False),
+    ("<USER>'s hoard", False),
+    ("{{us{{noop}}er}}'s hoard", False),   # makes {{user}} as it substitutes
+    ("{{<BOT>}}'s hoard", False),        # with a character named "user", the same
+])
+def test_users_of_one_character_share_a_bound_index_when_no_key_names_them(key: str, shared: bool) -> None:
+    """A key index is bound per pair of names, but kept without the user's name when every macro
+    key substitutes to the same text without it: each user of a character then shares one. Every
+    user's activations stay what a fresh compile gives."""
+    book = Lorebook.from_entries("b", [{"uid": 0, "key": [key], "content": "x"},
+                                       {"uid": 1, "key": ["dragon"], "content": "y"}])
+    lore = lorescan.compile([book])
+    users = ["Ann", "Bo", "user", "Cy"]
+    for char in ("user", "Zed"):
+        for user in users:
+            chat = [ChatMessage(name="U", mes=f"{user}'s hoard, {char}'s hoard, user's hoard, a dragon")]
+            got = lore.activate(chat, user_name=user, char_name=char).activated_keys()
+            assert got == lorescan.compile([book]).activate(chat, user_name=user, char_name=char).activated_keys()
+            assert "b.1" in got
+    if shared:
+        assert len(lore._bound) == 2      # one per character
+    else:
+        assert len(lore._bound) > 2
+
+
 def test_pairs_of_names_share_what_does_not_depend_on_them() -> None:
     """Each pair of names binds the macro keys anew, but takes the records of the entries without
     one, and the hits of the other needles, from the pairs before it: the same objects, and the
