@@ -171,7 +171,12 @@ class Lore:
         with_card = card_env is not None and ("{{" in env.user or "{{" in env.char or index.card_macros)
         if with_card:
             env = card_env      # type: ignore[assignment]
-        names = None if not index.macro else env if with_card or not env.user else self._names_of(ck, index, env)
+        if not index.macro:
+            names = None        # one bound index serves every pair of names
+        elif with_card:
+            names = env
+        else:
+            names = self._names_of(ck, index, env)
         bound = self._bound.get((ck, names))
         if bound is None:
             with gc_paused(len(index.macro) >= BULK):     # the macro keys prepared for the names
@@ -189,6 +194,8 @@ class Lore:
         macro key substitutes to the same text without it (keys that name only the character: each
         user of a character then shares one), else ``env``. Asked once per names (a few ms for a
         thousand macro keys); equal texts prepare equal keys, so sharing is exact."""
+        if not env.user:
+            return env
         got = self._user_free.get((ck, env))
         if got is None:
             anon = replace(env, user="")
