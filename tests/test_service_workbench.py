@@ -4,6 +4,8 @@ reading a chat file, what the page opens on, the traced additions, and ``loresca
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -130,6 +132,41 @@ def test_the_workbench_command_stores_the_book_and_opens_on_the_chat(tmp_path: P
         proc.terminate()
         proc.wait(30)
     assert f"lorescan workbench: http://127.0.0.1:{port}/?book=saltmere" in log.read_text()
+
+
+STOP_SIGNALS = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
+
+
+@pytest.mark.parametrize("stop", STOP_SIGNALS, ids=lambda s: s.name)
+def test_the_workbench_removes_its_temporary_store_when_a_signal_stops_it(tmp_path: Path,
+                                                                          stop: signal.Signals) -> None:
+    # uvicorn raises SIGTERM again once it has shut down, and leaves SIGHUP (a closed terminal) alone:
+    # either used to end the process before the temporary data directory was removed
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    port = free_port()
+    log = tmp_path / "workbench.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "lorescan", "workbench", str(BOOK), "--no-browser",
+                                 "--port", str(port)], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                env={**os.environ, "TMPDIR": str(temp)})
+    try:
+        for _ in range(600):
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1.0).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        stores = [p.name for p in temp.iterdir()]
+        assert len(stores) == 1 and stores[0].startswith("lorescan-workbench-"), stores
+        assert any((temp / stores[0]).iterdir())    # the store is in it
+        proc.send_signal(stop)
+        assert proc.wait(30) == -stop, log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    assert list(temp.iterdir()) == [], log.read_text()
 
 
 def test_the_workbench_command_names_a_bad_file(tmp_path: Path) -> None:
