@@ -5,6 +5,7 @@ a chat, SIGTERM with a request in flight, the command line, and a core that impo
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import threading
@@ -135,6 +136,32 @@ def test_a_restart_between_generations_changes_nothing(tmp_path: Path) -> None:
         assert second.stop() in STOPPED
     for sc in scenarios:
         assert got[sc["name"]] == sc["expected"]["turns"], sc["name"]
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP here")
+def test_a_closed_terminal_stops_the_service_gracefully(tmp_path: Path) -> None:
+    """SIGHUP (its terminal closed) used to end the process at once, failing the requests in flight;
+    now it is SIGTERM's graceful stop, and the process then ends by SIGHUP."""
+    data = tmp_path / "data"
+    srv = Server(data)
+    with srv.client() as c:
+        reply: list[httpx.Response | Exception] = []
+
+        def send() -> None:
+            try:
+                reply.append(c.put("/v1/books/slow", content=_slow_book()))
+            except httpx.HTTPError as exc:
+                reply.append(exc)
+
+        sender = threading.Thread(target=send)
+        sender.start()
+        time.sleep(0.5)                       # the request is in: linting 5,000 entries takes a while
+        srv.proc.send_signal(signal.SIGHUP)
+        status = srv.proc.wait(60)
+        sender.join()
+    assert status == -signal.SIGHUP, srv.output()
+    assert reply and isinstance(reply[0], httpx.Response) and reply[0].status_code == 201, reply
+    assert not (data / "lorescan.sqlite3-wal").exists() or (data / "lorescan.sqlite3-wal").stat().st_size == 0
 
 
 def _slow_book() -> bytes:

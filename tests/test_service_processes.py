@@ -123,6 +123,28 @@ def test_a_killed_process_is_replaced(tmp_path: Path) -> None:
     assert all(not _alive(pid) for pid in now | first)
 
 
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP here")
+def test_sighup_to_the_supervisor_stops_every_process(tmp_path: Path) -> None:
+    # it used to end the supervisor alone: its processes went on serving, and the temporary
+    # directory of the summed metrics stayed behind
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    srv = Server(tmp_path / "data", "--processes", "2", env={"TMPDIR": str(temp)})
+    try:
+        pids = answering(srv)
+        assert len(pids) == 2
+        assert [p.name[:16] for p in temp.iterdir()] == ["lorescan-metrics"]
+        srv.proc.send_signal(signal.SIGHUP)
+        status = srv.proc.wait(60)
+    finally:
+        srv.stop()
+    assert status == 0, srv.output()
+    assert all(not _alive(pid) for pid in pids)
+    assert list(temp.iterdir()) == []
+    with pytest.raises(httpx.TransportError):
+        httpx.get(srv.url + "/healthz", timeout=2.0)
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -157,6 +157,10 @@ def upstream_options(args: argparse.Namespace) -> tuple[str | None, str | None]:
     return url, key
 
 
+#: the exit status of a service that never started (uvicorn's)
+STARTUP_FAILURE = 3
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list_plugins:
         return list_plugins()
@@ -183,10 +187,16 @@ def run(args: argparse.Namespace) -> int:
 
         with _store_errors(data):
             app = create_app(config)
+        from .._service.supervisor import end_by, run_until_stopped
+
         print(shown.format(port=args.port), file=sys.stderr, flush=True)
-        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, timeout_graceful_shutdown=30,
-                    access_log=access_log(args.log_level))
-        return 0
+        server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
+                                               timeout_graceful_shutdown=30, access_log=access_log(args.log_level)))
+        try:
+            end_by(run_until_stopped(server))
+        except KeyboardInterrupt:       # Ctrl-C: the graceful stop it is, as uvicorn.run ends it
+            pass
+        return 0 if server.started else STARTUP_FAILURE
     from .._service.store import Store
     from .._service.supervisor import bind, serve_processes
 

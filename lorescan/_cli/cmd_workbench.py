@@ -4,7 +4,6 @@ the chat loaded into the page), and the workbench page opened in a browser (need
 from __future__ import annotations
 
 import argparse
-import signal
 import socket
 import sys
 import tempfile
@@ -89,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
 
     from .._service.app import create_app
     from .._service.config import ServiceConfig
+    from .._service.supervisor import end_by, run_until_stopped
 
     with tempfile.TemporaryDirectory(prefix="lorescan-workbench-") as tmp:
         data = args.data if args.data is not None else Path(tmp)
@@ -100,43 +100,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"lorescan workbench: {url} (data {data}; Ctrl-C stops it)", file=sys.stderr, flush=True)
         if not args.no_browser:
             threading.Thread(target=_open_when_up, args=(server, url), daemon=True).start()
-        stopped_by = _run_until_stopped(server, sock)
-    if stopped_by is not None:      # the temporary store is gone now: end as the signal ends a process
-        signal.signal(stopped_by, signal.SIG_DFL)
-        signal.raise_signal(stopped_by)
+        stopped_by = run_until_stopped(server, [sock])     # SIGTERM and SIGHUP too leave the with
+    end_by(stopped_by)      # the temporary store is gone now
     return 0
-
-
-def _stop_signals() -> list[signal.Signals]:
-    """The signals that stop the workbench gracefully besides Ctrl-C: SIGTERM, and SIGHUP (its terminal
-    closed) where there is one."""
-    hangup = getattr(signal, "SIGHUP", None)
-    return [signal.SIGTERM] if hangup is None else [signal.SIGTERM, hangup]
-
-
-def _run_until_stopped(server: Any, sock: socket.socket) -> int | None:
-    """Serve until stopped; the stop signal that ended it (SIGTERM or SIGHUP), else None.
-
-    uvicorn shuts down gracefully on SIGTERM but then raises it again with the handler it found, and
-    a terminal's SIGHUP it does not handle at all: either would end the process before the temporary
-    store is removed. Here both shut the server down, and the caller ends the process by the signal
-    once the store is gone."""
-    if threading.current_thread() is not threading.main_thread():
-        server.run(sockets=[sock])
-        return None
-    received: list[int] = []
-
-    def on_signal(signum: int, frame: Any) -> None:
-        received.append(signum)
-        server.handle_exit(signum, frame)
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in _stop_signals()}
-    try:
-        server.run(sockets=[sock])
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    return received[0] if received else None
 
 
 def _open_when_up(server: Any, url: str) -> None:

@@ -11,8 +11,12 @@ hands each new connection to one of them), and supervises them:
   directory), so ``/metrics`` says the same whichever process answers it.
 - A process that dies is started again (and its requests in flight fail); one that dies at once,
   twice in a row, stops the service with an error.
-- ``SIGTERM`` or ``SIGINT`` reach every process, which finish their requests in flight and flush
-  the store; then this one exits.
+- ``SIGTERM``, ``SIGINT`` or ``SIGHUP`` (its terminal closed) reach every process, which finish
+  their requests in flight and flush the store; then this one exits.
+
+Every service process, one of N or the only one (and the workbench's), runs its server with
+:func:`run_until_stopped`, so that SIGTERM and SIGHUP stop it gracefully and its caller cleans up
+before the process ends by the signal (:func:`end_by`).
 """
 
 from __future__ import annotations
@@ -25,10 +29,12 @@ import signal
 import socket
 import sys
 import tempfile
+import threading
 import time
 from multiprocessing.connection import wait
 from multiprocessing.process import BaseProcess
 from types import FrameType
+from typing import Any
 
 from .config import ServiceConfig, access_log
 
@@ -67,7 +73,7 @@ def serve_processes(config: ServiceConfig, sock: socket.socket, processes: int, 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stopping.append(signum)
 
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    previous = {sig: signal.signal(sig, on_signal) for sig in (*stop_signals(), signal.SIGINT)}
     children: dict[int, tuple[BaseProcess, float]] = {}
 
     def start(slot: int) -> None:
@@ -139,7 +145,48 @@ def run_child(config: ServiceConfig, sock: socket.socket, log_level: str) -> Non
 
     server = uvicorn.Server(uvicorn.Config(create_app(config), log_level=log_level, timeout_graceful_shutdown=GRACE,
                                            access_log=access_log(log_level)))
-    server.run(sockets=[sock])
+    end_by(run_until_stopped(server, [sock]))
+
+
+def stop_signals() -> list[signal.Signals]:
+    """The signals that stop a service gracefully besides Ctrl-C: SIGTERM, and SIGHUP (its terminal
+    closed) where there is one."""
+    hangup = getattr(signal, "SIGHUP", None)
+    return [signal.SIGTERM] if hangup is None else [signal.SIGTERM, hangup]
+
+
+def run_until_stopped(server: Any, sockets: list[socket.socket] | None = None) -> int | None:
+    """Run a uvicorn server until it is stopped; the stop signal (SIGTERM or SIGHUP) that stopped
+    it, else None (Ctrl-C raises KeyboardInterrupt, as before).
+
+    uvicorn shuts down gracefully on SIGTERM but then raises it again with the handler it found, and
+    it leaves SIGHUP alone: either ended the process before its caller could clean up (the
+    workbench's temporary store, a supervisor's processes). Here both shut the server down
+    gracefully, and the caller ends the process by the signal (:func:`end_by`) once it is done."""
+    if threading.current_thread() is not threading.main_thread():
+        server.run(sockets=sockets)
+        return None
+    received: list[int] = []
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        server.handle_exit(signum, frame)
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in stop_signals()}
+    try:
+        server.run(sockets=sockets)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return received[0] if received else None
+
+
+def end_by(signum: int | None) -> None:
+    """End this process as the stop signal ends a process (the status supervisors expect), if one
+    stopped it; else return."""
+    if signum is not None:
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
 
 
 def cpu_count() -> int:
