@@ -162,15 +162,41 @@ def test_processes_is_checked_on_the_command_line() -> None:
     assert "--processes N" in helped.stdout and "'auto'" in helped.stdout
 
 
-def test_a_port_in_use_is_a_one_line_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_a_port_in_use_is_a_one_line_error(tmp_path: Path, processes: str) -> None:
     import socket
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        out = subprocess.run([sys.executable, "-m", "lorescan", "serve", "--port", str(port), "--processes", "2",
+        out = subprocess.run([sys.executable, "-m", "lorescan", "serve", "--port", str(port), "--processes", processes,
                               "--data", str(tmp_path / "data")], capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert out.returncode != 0
-    assert out.stderr.strip().splitlines()[-1] == (f"lorescan: error: cannot listen on 127.0.0.1:{port}: "
-                                                   "Address already in use")
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [f"lorescan: error: cannot listen on 127.0.0.1:{port}: "
+                                               "Address already in use"]
+
+
+def test_port_0_is_shown_as_the_port_it_became(tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "lorescan", "serve", "--port", "0", "--log-level", "warning",
+                                 "--data", str(tmp_path / "data")], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while not (shown := re.search(r"http://127\.0\.0\.1:(\d+) ", log.read_text())) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert shown is not None, log.read_text()
+        port = int(shown.group(1))
+        assert port > 0
+        while time.monotonic() < deadline:
+            try:
+                assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1.0).json()["process"] == proc.pid
+                break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        else:
+            raise AssertionError(log.read_text())
+    finally:
+        proc.terminate()
+        assert proc.wait(30) in STOPPED

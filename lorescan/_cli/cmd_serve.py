@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sqlite3
 import sys
 from collections.abc import Iterator
@@ -184,31 +185,38 @@ def run(args: argparse.Namespace) -> int:
 
         from .._service.app import create_app
         from .._service.config import access_log
+        from .._service.supervisor import end_by, run_until_stopped
 
         with _store_errors(data):
             app = create_app(config)
-        from .._service.supervisor import end_by, run_until_stopped
-
-        print(shown.format(port=args.port), file=sys.stderr, flush=True)
-        server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
-                                               timeout_graceful_shutdown=30, access_log=access_log(args.log_level)))
-        try:
-            end_by(run_until_stopped(server))
-        except KeyboardInterrupt:       # Ctrl-C: the graceful stop it is, as uvicorn.run ends it
-            pass
+        with _listening(args.host, args.port) as sock:
+            print(shown.format(port=sock.getsockname()[1]), file=sys.stderr, flush=True)
+            server = uvicorn.Server(uvicorn.Config(app, log_level=args.log_level, timeout_graceful_shutdown=30,
+                                                   access_log=access_log(args.log_level)))
+            try:
+                end_by(run_until_stopped(server, [sock]))
+            except KeyboardInterrupt:       # Ctrl-C: the graceful stop it is, as uvicorn.run ends it
+                pass
         return 0 if server.started else STARTUP_FAILURE
     from .._service.store import Store
-    from .._service.supervisor import bind, serve_processes
+    from .._service.supervisor import serve_processes
 
     with _store_errors(data):
         Store(config.store_path).close()      # made (or brought up to date) once, before the processes open it
-    try:
-        sock = bind(args.host, args.port)
-    except OSError as exc:
-        raise LorescanError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
-    with sock:
+    with _listening(args.host, args.port) as sock:
         print(shown.format(port=sock.getsockname()[1]), file=sys.stderr, flush=True)
         return serve_processes(config, sock, args.processes, args.log_level)
+
+
+def _listening(host: str, port: int) -> socket.socket:
+    """The service's socket, bound here (so a port in use is a one-line error, and port 0 is shown
+    as the port it became)."""
+    from .._service.supervisor import bind
+
+    try:
+        return bind(host, port)
+    except OSError as exc:
+        raise LorescanError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 @contextmanager
