@@ -6,6 +6,8 @@ import json
 import random
 from pathlib import Path
 
+import pytest
+
 from lorescan import Lorebook, run_scenario
 from lorescan._cli.main import main
 from lorescan._load import load
@@ -164,3 +166,21 @@ def test_only_a_command_line_run_freezes_the_loaded_books(monkeypatch, capsys) -
     finally:
         gc.unfreeze()
     capsys.readouterr()
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["bench", "--entries", "-5"], "argument --entries: must be at least 1: '-5'"),
+    (["bench", "--entries", "100", "0"], "argument --entries: must be at least 1: '0'"),
+    (["bench", "--rounds", "0"], "argument --rounds: must be at least 1: '0'"),
+    (["bench", "--messages", "many"], "argument --messages: not a whole number: 'many'"),
+    (["bench", "--depth", "-1"], "argument --depth: must be at least 0: '-1'"),
+    (["bench", "--replay-generations", "0"], "argument --replay-generations: must be at least 1: '0'"),
+    (["bench", "--baseline-rounds", "-1"], "argument --baseline-rounds: must be at least 0: '-1'"),
+    (["serve", "--workers", "0"], "argument --workers: must be at least 1: '0'"),
+])
+def test_counts_on_the_command_line_are_checked(argv: list[str], said: str, capsys) -> None:
+    # bench used to run (and exit 0) with no entries, a negative book size or no timed rounds
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"lorescan {argv[0]}: error: {said}"

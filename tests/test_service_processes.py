@@ -156,7 +156,7 @@ def _alive(pid: int) -> bool:
 def test_processes_is_checked_on_the_command_line() -> None:
     out = subprocess.run([sys.executable, "-m", "lorescan", "serve", "--processes", "0"], capture_output=True,
                          text=True, cwd=ROOT, timeout=60)
-    assert out.returncode == 2 and "--processes: must be a whole number above 0: '0'" in out.stderr
+    assert out.returncode == 2 and "--processes: must be at least 1: '0'" in out.stderr
     helped = subprocess.run([sys.executable, "-m", "lorescan", "serve", "--help"], capture_output=True, text=True,
                             cwd=ROOT, timeout=60)
     assert "--processes N" in helped.stdout and "'auto'" in helped.stdout
@@ -177,21 +177,37 @@ def test_a_port_in_use_is_a_one_line_error(tmp_path: Path, processes: str) -> No
                                                "Address already in use"]
 
 
-def test_port_0_is_shown_as_the_port_it_became(tmp_path: Path) -> None:
+def _has_ipv6_loopback() -> bool:
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize(("host", "in_url"), [("127.0.0.1", "127.0.0.1"), ("::1", "[::1]")])
+def test_port_0_is_shown_as_the_port_it_became(tmp_path: Path, host: str, in_url: str) -> None:
+    if host == "::1" and not _has_ipv6_loopback():
+        pytest.skip("no IPv6 loopback here")
     log = tmp_path / "serve.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "lorescan", "serve", "--port", "0", "--log-level", "warning",
-                                 "--data", str(tmp_path / "data")], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([sys.executable, "-m", "lorescan", "serve", "--host", host, "--port", "0",
+                                 "--log-level", "warning", "--data", str(tmp_path / "data")],
+                                cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
-        while not (shown := re.search(r"http://127\.0\.0\.1:(\d+) ", log.read_text())) and time.monotonic() < deadline:
+        pattern = re.compile(rf"^lorescan serve: http://{re.escape(in_url)}:(\d+) ", re.M)
+        while not (shown := pattern.search(log.read_text())) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert shown is not None, log.read_text()
         port = int(shown.group(1))
         assert port > 0
         while time.monotonic() < deadline:
             try:
-                assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1.0).json()["process"] == proc.pid
+                assert httpx.get(f"http://{in_url}:{port}/healthz", timeout=1.0).json()["process"] == proc.pid
                 break
             except httpx.TransportError:
                 time.sleep(0.05)

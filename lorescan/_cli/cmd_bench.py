@@ -20,7 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .common import add_match_args
+from .common import add_match_args, whole_number
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,16 +30,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "generation and the straightforward per-entry baseline on the same "
                                    "activation; prints medians, IQRs, the baseline/lorescan ratio and "
                                    "the memory of the compiled book. Needs a source checkout.")
-    p.add_argument("--entries", type=int, nargs="+", default=[10_000], metavar="N",
+    p.add_argument("--entries", type=whole_number(1), nargs="+", default=[10_000], metavar="N",
                    help="book sizes to measure (default: 10000)")
-    p.add_argument("--messages", type=int, default=200, metavar="M",
+    p.add_argument("--messages", type=whole_number(1), default=200, metavar="M",
                    help="chat length; activations scan the last --depth messages (default: 200)")
-    p.add_argument("--rounds", type=int, default=5, metavar="R", help="timed runs per figure (default: 5)")
-    p.add_argument("--depth", type=int, default=40, help="world_info_depth, the scan window (default: 40)")
-    p.add_argument("--replay-generations", type=int, default=20, metavar="G",
+    p.add_argument("--rounds", type=whole_number(1), default=5, metavar="R", help="timed runs per figure (default: 5)")
+    p.add_argument("--depth", type=whole_number(0), default=40, help="world_info_depth, the scan window (default: 40)")
+    p.add_argument("--replay-generations", type=whole_number(1), default=20, metavar="G",
                    help="generations timed per replay round: the chat's last G, after a freshly "
                         "compiled book has replayed the ones before, untimed (default: 20)")
-    p.add_argument("--baseline-rounds", type=int, default=None, metavar="B",
+    p.add_argument("--baseline-rounds", type=whole_number(0), default=None, metavar="B",
                    help="runs of the (slow) baseline (default: min(R, 3)); 0 skips it")
     p.add_argument("--tokenizer", default="cl100k", help="budget token counter (default: cl100k)")
     p.add_argument("--seed", type=int, default=0, help="generator seed (default: 0)")

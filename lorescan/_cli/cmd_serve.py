@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .._errors import LorescanError
-from .common import add_match_args
+from .common import add_match_args, whole_number
 
 SERVE_MODULES = ("fastapi", "uvicorn", "prometheus_client", "httptools")
 
@@ -59,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cache-mb", type=_positive, default=DEFAULT_CACHE_MB, metavar="MB",
                    help=f"memory for compiled books, estimated; least recently used go first "
                         f"(default {DEFAULT_CACHE_MB:g})")
-    p.add_argument("--workers", type=_count, default=DEFAULT_WORKERS, metavar="N",
+    p.add_argument("--workers", type=whole_number(1), default=DEFAULT_WORKERS, metavar="N",
                    help=f"threads that run the long activations: traced ones, and those on books whose "
                         f"evaluations take over 20 ms (default {DEFAULT_WORKERS}); short ones run on the "
                         "event loop, and activations of one book run one at a time")
@@ -92,18 +92,12 @@ def _port(value: str) -> int:
     return int(value)
 
 
-def _count(value: str) -> int:
-    if not value.isdigit() or int(value) < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number above 0: {value!r}")
-    return int(value)
-
-
 def _processes(value: str) -> int:
     if value == "auto":
         from .._service.supervisor import cpu_count
 
         return cpu_count()
-    return _count(value)
+    return whole_number(1)(value)
 
 
 def _positive(value: str) -> float:
@@ -178,7 +172,8 @@ def run(args: argparse.Namespace) -> int:
                            upstream=upstream, upstream_key=key, upstream_timeout=args.upstream_timeout,
                            word_boundaries=args.word_boundaries, card_book_settings=args.card_book_settings)
     proxy = f", proxy to {shown_url(upstream)}" if upstream else ""
-    shown = f"lorescan serve: http://{args.host}:{{port}} (data {data}{', token required' if token else ''}{proxy}" \
+    host = f"[{args.host}]" if ":" in args.host else args.host      # an IPv6 address, as a URL writes it
+    shown = f"lorescan serve: http://{host}:{{port}} (data {data}{', token required' if token else ''}{proxy}" \
             f"{'' if args.processes == 1 else f', {args.processes} processes'})"
     if args.processes == 1:
         import uvicorn

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from .._construct import freeze_long_lived
 from .._errors import LorescanError
@@ -11,6 +12,20 @@ from .._inputs import Inputs, load_inputs, read_settings
 
 __all__ = ["Inputs", "add_book_args", "add_match_args", "add_version_arg", "open_inputs", "read_settings",
            "st_version"]
+
+
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``minimum`` (else argparse's one-line usage
+    error naming the option)."""
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+        if number < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}: {value!r}")
+        return number
+    return parse
 
 
 def st_version(value: str) -> str:

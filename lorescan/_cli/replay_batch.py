@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import LorescanError
+from .common import whole_number
 from .render import Table, print_wrapped
 
 NEVER_SHOWN = 30
@@ -23,7 +24,7 @@ def add_batch_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--chats", action="extend", nargs="+", metavar="PATH",
                    help="chat files, directories (searched for .jsonl/.json/.txt/.yaml) or globs; a .jsonl file "
                         "whose lines are {\"messages\": [...]} objects holds one chat per line")
-    g.add_argument("--jobs", type=_positive, metavar="N", help="worker processes (default: every core)")
+    g.add_argument("--jobs", type=whole_number(1), metavar="N", help="worker processes (default: every core)")
     g.add_argument("--dask", metavar="ADDRESS",
                    help="run on the Dask cluster at ADDRESS (tcp://host:8786), or 'local' for a LocalCluster "
                         "with one worker per core (needs lorescan[dask])")
@@ -33,18 +34,8 @@ def add_batch_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--csv", nargs="?", const="-", metavar="FILE",
                    help="the per-entry table as CSV, to FILE or stdout")
     g.add_argument("--html", metavar="FILE", help="write a self-contained HTML report with plots")
-    g.add_argument("--top", type=_positive, default=20, metavar="N", help="entries in the terminal tables (20)")
+    g.add_argument("--top", type=whole_number(1), default=20, metavar="N", help="entries in the terminal tables (20)")
     g.add_argument("--strict", action="store_true", help="exit with status 1 when any chat failed")
-
-
-def _positive(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return n
 
 
 def build_spec(args: argparse.Namespace) -> Any:
