@@ -193,3 +193,15 @@ def test_the_workbench_command_opens_the_page_once_the_server_is_up(monkeypatch:
     url = cmd_workbench.page_url(8123, "my book/1")
     cmd_workbench._open_when_up(Up(), url)
     assert opened == ["http://127.0.0.1:8123/?book=my%20book%2F1"]
+
+
+@pytest.mark.parametrize("command", [["workbench", str(BOOK), "--no-browser"], ["serve"]])
+def test_a_data_directory_that_is_a_file_is_a_one_line_error(tmp_path: Path, command: list[str]) -> None:
+    # the workbench used to call it a bug in lorescan (an unexpected FileExistsError, exit 3)
+    taken = tmp_path / "notes.txt"
+    taken.write_text("mine")
+    run = subprocess.run([sys.executable, "-m", "lorescan", *command, "--port", "0", "--data", str(taken)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [f"lorescan: error: {taken}: cannot open the store: not a directory"]
+    assert taken.read_text() == "mine"

@@ -182,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
         from .._service.config import access_log
         from .._service.supervisor import end_by, run_until_stopped
 
-        with _store_errors(data):
+        with store_errors(data):
             app = create_app(config)
         with _listening(args.host, args.port) as sock:
             print(shown.format(port=sock.getsockname()[1]), file=sys.stderr, flush=True)
@@ -196,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
     from .._service.store import Store
     from .._service.supervisor import serve_processes
 
-    with _store_errors(data):
+    with store_errors(data):
         Store(config.store_path).close()      # made (or brought up to date) once, before the processes open it
     with _listening(args.host, args.port) as sock:
         print(shown.format(port=sock.getsockname()[1]), file=sys.stderr, flush=True)
@@ -215,9 +215,11 @@ def _listening(host: str, port: int) -> socket.socket:
 
 
 @contextmanager
-def _store_errors(data: Path) -> Iterator[None]:
+def store_errors(data: Path) -> Iterator[None]:
+    """Opening the store in data directory ``data``: an OS or SQLite error as a one-line error."""
     try:
         yield
     except (OSError, sqlite3.Error) as exc:
-        raise LorescanError(f"cannot open the store: {getattr(exc, 'strerror', None) or exc}",
-                            file=str(data)) from None
+        why = "not a directory" if isinstance(exc, (FileExistsError, NotADirectoryError)) and not data.is_dir() \
+            else getattr(exc, "strerror", None) or exc
+        raise LorescanError(f"cannot open the store: {why}", file=str(data)) from None

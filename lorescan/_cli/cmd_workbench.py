@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .._errors import LorescanError
-from .cmd_serve import _port, missing_modules
+from .cmd_serve import _port, missing_modules, store_errors
 
 HOST = "127.0.0.1"
 
@@ -92,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
 
     with tempfile.TemporaryDirectory(prefix="lorescan-workbench-") as tmp:
         data = args.data if args.data is not None else Path(tmp)
-        app = create_app(ServiceConfig(data_dir=data, owns_process=True))
+        with store_errors(data):
+            app = create_app(ServiceConfig(data_dir=data, owns_process=True))
         name = _start_state(app, args.book, args.name, args.chat)
         sock = _bind(args.port)
         url = page_url(sock.getsockname()[1], name)
