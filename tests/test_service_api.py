@@ -300,6 +300,10 @@ def test_not_json_unknown_routes_methods_and_names(client: httpx.Client) -> None
     assert_error(client.post("/v1/activate", content=b"{nope", headers={"content-type": "application/json"}),
                  400, "invalid_json", None, "not valid JSON")
     assert_error(client.post("/v1/activate", json=[1, 2]), 422, "invalid_request", None, "a JSON object")
+    for kind in ("text/plain", "application/x-www-form-urlencoded", None):     # curl -d sends the second
+        sent = client.post("/v1/activate", content=b'{"chat": []}', headers={"content-type": kind} if kind else {})
+        assert_error(sent, 422, "invalid_request", None, "not sent as JSON: send it with Content-Type: "
+                                                         "application/json")
     assert_error(client.get("/v2/anything"), 404, "not_found", None, "no route GET /v2/anything")
     assert_error(client.delete("/v1/activate"), 405, "method_not_allowed", None, "DELETE")
     assert_error(client.put("/v1/books/%2E%2E", content=BOOK.read_bytes()), 422, "invalid_request", "name")

@@ -147,7 +147,9 @@ def _validation_reply(exc: RequestValidationError) -> tuple[int, dict[str, Any]]
     if kind == "missing" and not loc:
         message = "the body is missing: send a JSON object"
     elif kind in ("model_attributes_type", "model_type", "dict_type") and not loc:
-        message = "the body must be a JSON object"
+        # raw bytes: the body came without Content-Type: application/json, so it was not read as JSON
+        message = "the body must be a JSON object" if not isinstance(first.get("input"), bytes) else \
+            "the body was not sent as JSON: send it with Content-Type: application/json"
     if len(errors) > 1:
         message += f" (and {len(errors) - 1} more)"
     return 422, error_body("invalid_request", message, field)
