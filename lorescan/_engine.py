@@ -189,6 +189,12 @@ class Lore:
         bound.refresh()
         return bound
 
+    def _bound_bytes(self) -> int:
+        """About the bytes held by the key indexes bound to pairs of names beyond the first (each
+        pair a book's macro keys read binds one, up to :func:`bound_kept`), for a cache that bounds
+        the memory of the books it keeps."""
+        return max(0, len(self._bound) - 1) * BOUND_BYTES_PER_ENTRY * len(self._all)
+
     def _names_of(self, ck: MatchMode, index: KeyIndex, env: MacroEnv) -> MacroEnv:
         """The names a bound index for ``env`` is kept under: without the user's name when every
         macro key substitutes to the same text without it (keys that name only the character: each

@@ -255,3 +255,43 @@ def test_access_lines_are_logged_at_info_and_not_formatted_above_it(tmp_path: Pa
         finally:
             server.stop()
         assert ('"GET /v1/books HTTP/1.1" 200' in server.output()) is logged, server.output()
+
+
+def test_the_cache_counts_the_key_indexes_bound_to_new_names() -> None:
+    """A book whose keys hold {{user}} binds a key index per user name as chats come: about 72 bytes
+    an entry each. The cache used to count a book at its compile estimate for ever."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lorescan import Lorebook, Settings
+    from lorescan._engine import BOUND_BYTES_PER_ENTRY
+    from lorescan._mode import Mode
+    from lorescan._service.cache import CompiledCache
+    from lorescan._service.metrics import Metrics
+
+    def book(name: str) -> Lorebook:
+        return Lorebook.model_validate({"name": name, "entries": [
+            {"uid": i, "key": [f"{{{{user}}}}'s blade {i}"], "content": f"Blade {i}."} for i in range(200)]})
+
+    async def run() -> None:
+        with ThreadPoolExecutor(2) as pool:
+            metrics = Metrics(lambda: 0.0)
+            first = await CompiledCache(10**12, pool, metrics).get("probe", lambda: ([book("a")], None),
+                                                                   Mode(), "chars4")
+            bound = 2 * first.base + 1          # room for two books as compiled, not for more
+            cache = CompiledCache(bound, pool, metrics)
+            a = await cache.get("a", lambda: ([book("a")], None), Mode(), "chars4")
+            await cache.get("b", lambda: ([book("b")], None), Mode(), "chars4")
+            assert len(cache) == 2 and cache.bytes == a.size + cache._items["b"].size
+            for user in ("Ann", "Bo", "Cy", "Di"):
+                got = a.lore.activate([{"name": user, "is_user": True, "mes": f"{user}'s blade 7"}],
+                                      settings=Settings(), user_name=user, char_name="Narrator")
+                assert got.activated_keys() == ["a.7"]
+            assert a.size == a.base       # counted when the book is next asked for
+            assert await cache.get("a", lambda: ([book("a")], None), Mode(), "chars4") is a
+            pairs = len(a.lore._bound)
+            assert pairs == 4
+            assert a.size == a.base + (pairs - 1) * BOUND_BYTES_PER_ENTRY * 200
+            assert list(cache._items) == ["a"] and cache.bytes == a.size     # b made way
+
+    asyncio.run(run())

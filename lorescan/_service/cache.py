@@ -14,8 +14,10 @@ order they arrived. The lock is taken on the event loop before the activation ru
 worker thread is asked for, so a thread is only ever busy with an activation that can run.
 
 Sizes are estimates from the books' text (a compiled book of 20,000 generated entries takes about
-63 MB, ~3,100 bytes per entry); least recently used entries are evicted beyond the bound, and the
-newest is always kept, however large.
+63 MB, ~3,100 bytes per entry), plus the key indexes a book binds to more pairs of user and
+character names as its chats arrive (about 1.4 MB a pair at 20,000 entries when its keys hold
+macros; counted when the book is next asked for); least recently used entries are evicted beyond
+the bound, and the newest is always kept, however large.
 """
 
 from __future__ import annotations
@@ -72,6 +74,18 @@ class Compiled:
     size: int
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     seconds: float | None = None
+    #: the estimate from the books' text (``size`` adds the names' bound key indexes to it)
+    base: int = -1
+
+    def __post_init__(self) -> None:
+        if self.base < 0:
+            self.base = self.size
+
+    def recount(self) -> int:
+        """Set :attr:`size` to the estimate now (the bound key indexes change as chats come);
+        the change."""
+        old, self.size = self.size, self.base + self.lore._bound_bytes()
+        return self.size - old
 
     def note(self, seconds: float) -> None:
         """Fold one evaluation's time into :attr:`seconds` (a moving average)."""
@@ -102,6 +116,10 @@ class CompiledCache:
         if item is not None:
             self._items.move_to_end(key)
             self._metrics.cache_hits.inc()
+            grown = item.recount()
+            if grown:
+                self.bytes += grown
+                self._evict()
             return item
         task = self._pending.get(key)
         if task is None:
@@ -135,6 +153,10 @@ class CompiledCache:
             self.bytes -= old.size
         self._items[key] = item
         self.bytes += item.size
+        self._evict()
+
+    def _evict(self) -> None:
+        """The least recently used entries out while the cache is over its bound (the newest stays)."""
         while self.bytes > self.max_bytes and len(self._items) > 1:
             _, evicted = self._items.popitem(last=False)
             self.bytes -= evicted.size
