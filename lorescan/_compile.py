@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 from itertools import repeat
 from operator import itemgetter
+from os import PathLike
 from typing import Any
 
 from . import _construct, _js
@@ -281,6 +282,22 @@ def cyrb53(text: str, seed: int = 0) -> int:
     h1 = (((h1 ^ (h1 >> 16)) * 2246822507) & m32) ^ (((h2 ^ (h2 >> 13)) * 3266489909) & m32)
     h2 = (((h2 ^ (h2 >> 16)) * 2246822507) & m32) ^ (((h1 ^ (h1 >> 13)) * 3266489909) & m32)
     return 4294967296 * (2097151 & h2) + (h1 & m32)
+
+
+def lorebooks(books: Any) -> list[Lorebook]:
+    """``books`` as a list, each checked to be a :class:`Lorebook`: a TypeError saying what to pass
+    for a lone book, a path, a loaded file or a dict (the engine would fail deep inside on them)."""
+    if isinstance(books, Lorebook):
+        raise TypeError("compile() takes a list of lorebooks: compile([book])")
+    if isinstance(books, (str, bytes, PathLike)):
+        raise TypeError("compile() takes lorebooks, not a path: compile(lorescan.load(path).books)")
+    books = list(books)
+    for book in books:
+        if not isinstance(book, Lorebook):
+            hint = ": a loaded file holds its books in .books" if hasattr(book, "books") else \
+                ": make one with Lorebook.model_validate(data)" if isinstance(book, dict) else ""
+            raise TypeError(f"compile() takes Lorebook objects, not {type(book).__name__}{hint}")
+    return books
 
 
 def compile_books(books: Iterable[Lorebook]) -> list[tuple[Lorebook, list[CompiledEntry]]]:

@@ -20,7 +20,7 @@ from typing import Any, cast
 from . import _index, _js
 from ._budget import BudgetMeter, _LinesPass
 from ._card_book import BookBudgets, apply_card_book_settings
-from ._compile import CompiledEntry, compile_books
+from ._compile import CompiledEntry, compile_books, lorebooks
 from ._construct import BULK, gc_paused, make
 from ._emit import KeptRecords, emit
 from ._index import BoundIndex, KeyIndex
@@ -29,7 +29,7 @@ from ._match import MatchMode
 from ._mode import Mode, mode_for, with_options
 from ._model import GENERATION_TYPES, ActivationResult, Character, ChatMessage, Lorebook, Settings
 from ._plan import Plan, card_books_first, plan_books
-from ._request import ActivationRequest
+from ._request import ActivationRequest, checked_field
 from ._scan import Candidates, ScanBuffer, ScanMessages, known_chat
 from ._select import (
     INITIAL,
@@ -100,7 +100,7 @@ class Lore:
                  tokenizer: str | TokenCounter = "cl100k", quirks: bool = True,
                  prepare: Settings | None = None, word_boundaries: str | None = None,
                  card_book_settings: bool | None = None) -> None:
-        self.books = list(books)
+        self.books = lorebooks(books)
         self.mode = with_options(mode_for(compat, quirks), word_boundaries, card_book_settings)
         self.counter = get_counter(tokenizer)
         self._plans: dict[tuple, Plan] = {}
@@ -562,7 +562,8 @@ def compile(books: Sequence[Lorebook], *, compat: str | Mode = "1.18",
     the same file content as before — for callers that reload the same files. Books edited after
     loading must not be compiled with ``cache=True``.
     """
-    prepare = settings or make(Settings)
+    books = lorebooks(books)
+    prepare = checked_field("settings", settings) or make(Settings)
     key = None
     if cache and isinstance(tokenizer, str) and books and all(b.content_hash for b in books):
         key = (tuple((b.content_hash, b.name, b.scope, len(b.entries)) for b in books),

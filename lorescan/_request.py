@@ -6,7 +6,7 @@ with an :class:`ActivationRequest`, so an input is named and checked in one plac
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -66,13 +66,16 @@ class ActivationRequest(BaseModel):
     def build(cls, chat: Sequence[ChatMessage | dict[str, Any]] = (), **fields: Any) -> ActivationRequest:
         """A request from :meth:`Lore.activate`'s keyword arguments: checked by name, values as given.
 
-        Unknown names raise :class:`TypeError` as a mistyped keyword argument would; messages and
-        forced activations given as dicts are validated, typed objects are taken as they are
-        (this is the hot path of a replay: no copy of the chat is made).
+        Unknown names raise :class:`TypeError` as a mistyped keyword argument would; messages,
+        forced activations, settings, a character and a timed state given as dicts are validated,
+        typed objects are taken as they are (this is the hot path of a replay: no copy of the chat
+        is made), and a name or text that is not a string is a :class:`TypeError` naming the field.
         """
         unknown = set(fields) - _FIELDS
         if unknown:
             raise TypeError(f"unexpected keyword argument {sorted(unknown)[0]!r}")
+        for name in _CHECKED.intersection(fields):
+            fields[name] = checked_field(name, fields[name])
         messages: Sequence[ChatMessage]
         if type(chat) is KnownChat or isinstance(chat, list) and set(map(type, chat)) <= {ChatMessage}:
             messages = cast("Sequence[ChatMessage]", chat)
@@ -91,6 +94,30 @@ class ActivationRequest(BaseModel):
             values[name] = messages if name == "chat" else fields[name] if name in fields \
                 else factory() if factory is not None else default  # type: ignore[call-arg]
         return construct(cls, values, {"chat", *fields})
+
+
+#: fields whose values :meth:`ActivationRequest.build` checks (it takes the others as given):
+#: a model given as a dict is validated (the JSON a frontend keeps: settings, a character, the
+#: timed state a result gave), a name or text that is not a string is refused
+_MODELS: dict[str, type[BaseModel]] = {"settings": Settings, "character": Character, "timed": TimedState}
+_TEXTS = {"user_name": False, "char_name": False, "generation_type": False, "authors_note": False,
+          "quiet_prompt": False, "persona_description": False, "persona_book": True}   # name -> None allowed
+_CHECKED = frozenset(_MODELS) | frozenset(_TEXTS)
+
+
+def checked_field(name: str, value: Any) -> Any:
+    """``value`` for field ``name``, a dict made the field's model; a TypeError naming the field for
+    a value of another type (a mistake the engine would otherwise meet deep inside)."""
+    model = _MODELS.get(name)
+    if model is not None:
+        if value is None or isinstance(value, model):
+            return value
+        if isinstance(value, Mapping):
+            return model.model_validate(value)
+        raise TypeError(f"{name} must be a {model.__name__} or a dict, not {type(value).__name__}")
+    if isinstance(value, str) or value is None and _TEXTS[name]:
+        return value
+    raise TypeError(f"{name} must be a str, not {type(value).__name__}")
 
 
 def chat_messages(chat: Iterable[ChatMessage | dict[str, Any]]) -> list[ChatMessage]:

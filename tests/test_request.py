@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -10,6 +11,8 @@ from pydantic import ValidationError
 import lorescan
 from lorescan import ActivationRequest, ChatMessage, Lorebook, Settings
 from lorescan._results import result_json
+
+from .conftest import ROOT
 
 BOOK = Lorebook.from_entries("w", [
     {"uid": 0, "key": ["dragon"], "content": "Dragons breathe fire.", "probability": 50},
@@ -151,3 +154,52 @@ def test_evaluations_given_no_random_source_draw_from_one_reseeded_in_a_forked_c
     os.waitpid(pid, 0)
     os.close(read)
     assert child != random.Random(5).random() == _engine._SHARED_RANDOM.random()
+
+
+def test_what_a_frontend_keeps_as_json_may_be_given_as_dicts() -> None:
+    # settings, a character and the timed state a result gave, as a frontend stores them: they used
+    # to be taken as given and fail deep inside ('dict' object has no attribute ...)
+    lore = lorescan.compile([BOOK], tokenizer="chars4", settings={"world_info_depth": 3})
+    first = lore.activate(CHAT, user_name="Bob", char_name="Alice", rng=random.Random(3),
+                          settings={"world_info_depth": 3}, character={"name": "Alice"})
+    typed = lore.activate(CHAT, user_name="Bob", char_name="Alice", rng=random.Random(3),
+                          settings=Settings(world_info_depth=3), character=lorescan.Character(name="Alice"))
+    assert result_json(first) == result_json(typed) and first.after == "Alice guards Bob."
+    kept = json.loads(json.dumps(first.timed.to_json()))
+    again = lore.activate(CHAT, user_name="Bob", char_name="Alice", rng=random.Random(4), timed=kept)
+    assert result_json(again) == result_json(lore.activate(CHAT, user_name="Bob", char_name="Alice",
+                                                           rng=random.Random(4), timed=first.timed))
+    assert again.timed.sticky and again.after == "Alice guards Bob."
+    with pytest.raises(ValidationError, match="nope"):
+        lore.activate(CHAT, settings={"nope": 1})
+
+
+@pytest.mark.parametrize(("fields", "said"), [
+    ({"user_name": 5}, "user_name must be a str, not int"),
+    ({"char_name": None}, "char_name must be a str, not NoneType"),
+    ({"settings": 3}, "settings must be a Settings or a dict, not int"),
+    ({"timed": [1]}, "timed must be a TimedState or a dict, not list"),
+])
+def test_a_field_of_the_wrong_type_is_named(fields: dict[str, object], said: str) -> None:
+    with pytest.raises(TypeError) as err:
+        lorescan.compile([BOOK], tokenizer="chars4").activate(CHAT, **fields)
+    assert str(err.value) == said
+
+
+@pytest.mark.parametrize(("books", "said"), [
+    (BOOK, "compile() takes a list of lorebooks: compile([book])"),
+    ("corpora/saltmere.json", "compile() takes lorebooks, not a path: compile(lorescan.load(path).books)"),
+    ([{"entries": []}], "compile() takes Lorebook objects, not dict: make one with Lorebook.model_validate(data)"),
+])
+def test_compile_says_what_to_pass(books: object, said: str) -> None:
+    with pytest.raises(TypeError) as err:
+        lorescan.compile(books)  # type: ignore[arg-type]
+    assert str(err.value) == said
+
+
+def test_compile_points_a_loaded_file_to_its_books() -> None:
+    loaded = lorescan.load(ROOT / "corpora" / "saltmere.json")
+    with pytest.raises(TypeError, match=r"^compile\(\) takes Lorebook objects, not Loaded: a loaded file holds its "
+                                        r"books in \.books$"):
+        lorescan.compile([loaded])  # type: ignore[list-item]
+    assert lorescan.compile(loaded.books).activate([]).activated_keys() == ["saltmere.0"]     # a constant
