@@ -48,7 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--host", default=DEFAULT_HOST,
                    help=f"address to listen on (default {DEFAULT_HOST}: this machine only)")
-    p.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    p.add_argument("--port", type=_port, default=DEFAULT_PORT,
+                   help=f"port (default {DEFAULT_PORT}; 0 takes a free one, shown as the service starts)")
     p.add_argument("--data", metavar="DIR", type=Path, default=None,
                    help=f"data directory holding the store (default {default_data_dir()})")
     p.add_argument("--token", default=None,
