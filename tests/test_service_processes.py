@@ -175,6 +175,7 @@ def test_a_port_in_use_is_a_one_line_error(tmp_path: Path, processes: str) -> No
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [f"lorescan: error: cannot listen on 127.0.0.1:{port}: "
                                                "Address already in use"]
+    assert not (tmp_path / "data").exists()      # no store made for a service that cannot listen
 
 
 def _has_ipv6_loopback() -> bool:

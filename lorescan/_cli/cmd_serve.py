@@ -183,9 +183,9 @@ def run(args: argparse.Namespace) -> int:
         from .._service.config import access_log
         from .._service.supervisor import end_by, run_until_stopped
 
-        with store_errors(data):
-            app = create_app(config)
-        with _listening(args.host, args.port) as sock:
+        with _listening(args.host, args.port) as sock:      # first: a port in use makes no store
+            with store_errors(data):
+                app = create_app(config)
             print(shown.format(port=sock.getsockname()[1]), file=sys.stderr, flush=True)
             server = uvicorn.Server(uvicorn.Config(app, log_level=args.log_level, timeout_graceful_shutdown=30,
                                                    access_log=access_log(args.log_level)))
@@ -197,9 +197,9 @@ def run(args: argparse.Namespace) -> int:
     from .._service.store import Store
     from .._service.supervisor import serve_processes
 
-    with store_errors(data):
-        Store(config.store_path).close()      # made (or brought up to date) once, before the processes open it
     with _listening(args.host, args.port) as sock:
+        with store_errors(data):
+            Store(config.store_path).close()      # made (or brought up to date) once, before the processes open it
         print(shown.format(port=sock.getsockname()[1]), file=sys.stderr, flush=True)
         return serve_processes(config, sock, args.processes, args.log_level)
 
