@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from .conftest import CONFORMANCE
-from .serve_helpers import ROOT, STOPPED, Server, httpx
+from .serve_helpers import ROOT, STOPPED, Server, free_port, httpx
 from .test_service_api import BOOK, assert_error
 from .test_service_conformance import turn_bodies
 
@@ -162,6 +162,34 @@ def test_a_closed_terminal_stops_the_service_gracefully(tmp_path: Path) -> None:
     assert status == -signal.SIGHUP, srv.output()
     assert reply and isinstance(reply[0], httpx.Response) and reply[0].status_code == 201, reply
     assert not (data / "lorescan.sqlite3-wal").exists() or (data / "lorescan.sqlite3-wal").stat().st_size == 0
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP here")
+def test_under_nohup_a_closed_terminal_leaves_the_service_running(tmp_path: Path) -> None:
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "lorescan", "serve", "--port", str(port), "--log-level",
+                                 "warning", "--data", str(tmp_path / "data")], cwd=ROOT, stdout=out,
+                                stderr=subprocess.STDOUT,
+                                preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))   # as nohup
+    url = f"http://127.0.0.1:{port}/healthz"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(url, timeout=1.0).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        proc.send_signal(signal.SIGHUP)
+        time.sleep(1.0)
+        assert proc.poll() is None, log.read_text()
+        assert httpx.get(url, timeout=5.0).json()["process"] == proc.pid
+    finally:
+        proc.terminate()
+        status = proc.wait(30)
+    assert status in STOPPED, log.read_text()
 
 
 def _slow_book() -> bytes:

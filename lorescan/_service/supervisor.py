@@ -150,9 +150,11 @@ def run_child(config: ServiceConfig, sock: socket.socket, log_level: str) -> Non
 
 def stop_signals() -> list[signal.Signals]:
     """The signals that stop a service gracefully besides Ctrl-C: SIGTERM, and SIGHUP (its terminal
-    closed) where there is one."""
+    closed) where there is one, unless it is ignored (``nohup``: the service outlives its terminal)."""
     hangup = getattr(signal, "SIGHUP", None)
-    return [signal.SIGTERM] if hangup is None else [signal.SIGTERM, hangup]
+    if hangup is None or signal.getsignal(hangup) is signal.SIG_IGN:
+        return [signal.SIGTERM]
+    return [signal.SIGTERM, hangup]
 
 
 def run_until_stopped(server: Any, sockets: list[socket.socket] | None = None) -> int | None:
