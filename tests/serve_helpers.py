@@ -25,6 +25,14 @@ ROOT = Path(__file__).resolve().parent.parent
 STOPPED = (0, -signal.SIGTERM)
 
 
+def hangup_as_from_a_terminal() -> None:
+    """A server process's ``preexec_fn``: SIGHUP at its default, as in a process started from a
+    terminal, whatever the test run inherited (a run under ``nohup`` ignores it, and a service
+    leaves an ignored SIGHUP ignored)."""
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -43,6 +51,7 @@ class Server:
                "--log-level", "warning", *args]
         with open(self.log, "wb") as out:
             self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                         preexec_fn=hangup_as_from_a_terminal,
                                          env={**os.environ, **(env or {})})
         self._wait_healthy()
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .serve_helpers import ROOT, STOPPED, Server, free_port, httpx, serving
+from .serve_helpers import ROOT, STOPPED, Server, free_port, hangup_as_from_a_terminal, httpx, serving
 from .test_service_api import assert_error
 
 BOOK = ROOT / "corpora" / "saltmere.json"
@@ -149,7 +149,7 @@ def test_the_workbench_removes_its_temporary_store_when_a_signal_stops_it(tmp_pa
     with open(log, "wb") as out:
         proc = subprocess.Popen([sys.executable, "-m", "lorescan", "workbench", str(BOOK), "--no-browser",
                                  "--port", str(port)], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                env={**os.environ, "TMPDIR": str(temp)})
+                                env={**os.environ, "TMPDIR": str(temp)}, preexec_fn=hangup_as_from_a_terminal)
     try:
         for _ in range(600):
             try:
