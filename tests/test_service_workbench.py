@@ -205,3 +205,19 @@ def test_a_data_directory_that_is_a_file_is_a_one_line_error(tmp_path: Path, com
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [f"lorescan: error: {taken}: cannot open the store: not a directory"]
     assert taken.read_text() == "mine"
+
+
+def test_a_port_in_use_is_a_one_line_error_and_makes_no_store(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        run = subprocess.run([sys.executable, "-m", "lorescan", "workbench", str(BOOK), "--no-browser", "--port",
+                              str(port), "--data", str(tmp_path / "data")], cwd=ROOT, capture_output=True, text=True,
+                             timeout=120)
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [f"lorescan: error: cannot listen on 127.0.0.1:{port}: "
+                                               "Address already in use"]
+    assert not (tmp_path / "data").exists()

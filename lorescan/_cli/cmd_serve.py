@@ -183,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
         from .._service.config import access_log
         from .._service.supervisor import end_by, run_until_stopped
 
-        with _listening(args.host, args.port) as sock:      # first: a port in use makes no store
+        with listening(args.host, args.port) as sock:      # first: a port in use makes no store
             with store_errors(data):
                 app = create_app(config)
             print(shown.format(port=sock.getsockname()[1]), file=sys.stderr, flush=True)
@@ -197,16 +197,16 @@ def run(args: argparse.Namespace) -> int:
     from .._service.store import Store
     from .._service.supervisor import serve_processes
 
-    with _listening(args.host, args.port) as sock:
+    with listening(args.host, args.port) as sock:
         with store_errors(data):
             Store(config.store_path).close()      # made (or brought up to date) once, before the processes open it
         print(shown.format(port=sock.getsockname()[1]), file=sys.stderr, flush=True)
         return serve_processes(config, sock, args.processes, args.log_level)
 
 
-def _listening(host: str, port: int) -> socket.socket:
+def listening(host: str, port: int) -> socket.socket:
     """The service's socket, bound here (so a port in use is a one-line error, and port 0 is shown
-    as the port it became)."""
+    as the port it became); the workbench's too."""
     from .._service.supervisor import bind
 
     try:

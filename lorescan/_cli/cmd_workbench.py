@@ -4,7 +4,6 @@ the chat loaded into the page), and the workbench page opened in a browser (need
 from __future__ import annotations
 
 import argparse
-import socket
 import sys
 import tempfile
 import threading
@@ -15,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .._errors import LorescanError
-from .cmd_serve import _port, missing_modules, store_errors
+from .cmd_serve import _port, listening, missing_modules, store_errors
 
 HOST = "127.0.0.1"
 
@@ -33,17 +32,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="data directory for the store (default: a temporary one, removed at exit)")
     p.add_argument("--no-browser", action="store_true", help="print the page's address, open no browser")
     p.set_defaults(func=run)
-
-
-def _bind(port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((HOST, port))
-    except OSError as exc:
-        sock.close()
-        raise LorescanError(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}", field="--port") from None
-    return sock
 
 
 def page_url(port: int, book: str) -> str:
@@ -90,12 +78,11 @@ def run(args: argparse.Namespace) -> int:
     from .._service.config import ServiceConfig
     from .._service.supervisor import end_by, run_until_stopped
 
-    with tempfile.TemporaryDirectory(prefix="lorescan-workbench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="lorescan-workbench-") as tmp, listening(HOST, args.port) as sock:
         data = args.data if args.data is not None else Path(tmp)
         with store_errors(data):
             app = create_app(ServiceConfig(data_dir=data, owns_process=True))
         name = _start_state(app, args.book, args.name, args.chat)
-        sock = _bind(args.port)
         url = page_url(sock.getsockname()[1], name)
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5))
         print(f"lorescan workbench: {url} (data {data}; Ctrl-C stops it)", file=sys.stderr, flush=True)

@@ -71,15 +71,15 @@ class Compiled:
     first), which decides where the next one runs (see ``service.Service.runs_inline``)."""
 
     lore: Lore
-    size: int
+    #: the estimate from the books' text
+    base: int
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     seconds: float | None = None
-    #: the estimate from the books' text (``size`` adds the names' bound key indexes to it)
-    base: int = -1
+    #: ``base`` plus the key indexes bound to further pairs of names, as last counted
+    size: int = field(init=False)
 
     def __post_init__(self) -> None:
-        if self.base < 0:
-            self.base = self.size
+        self.size = self.base
 
     def recount(self) -> int:
         """Set :attr:`size` to the estimate now (the bound key indexes change as chats come);
