@@ -371,6 +371,10 @@ class _Evaluation:
             if not add(content, skip and ce.ignore_budget, scan_tokens):
                 meter.overflowed = True
                 meter.overflow_entry = meter.overflow_entry or ce.key
+                if ce.macros and not c.forced_object and g in st.forced and content != ce.content:
+                    # 1.12.6 finds an external activation by the whole entry's JSON, and this
+                    # entry's content was just substituted: no later pass sees it as forced
+                    st.forced.discard(g)
                 if tr is not None:
                     tr.budget(ce, "overflow", meter, new_text)
                 if cut is not None:

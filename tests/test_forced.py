@@ -109,3 +109,28 @@ def test_unknown_fields_are_rejected_by_name(field: str, hint: str | None) -> No
 def test_wrongly_typed_fields_are_rejected() -> None:
     with pytest.raises(ValidationError, match="key"):
         ForcedActivation(world="w", uid=0, key="not a list")
+
+
+@pytest.mark.parametrize(("compat", "content", "draws", "activated"), [
+    ("1.12", "{{char}} waits at the gate", 1, ["w.0"]),   # substituted: no longer the object forced
+    ("1.12", "Nobody waits at the gate", 2, ["w.0"]),     # unchanged: still forced, rolls again
+])
+def test_a_forced_entry_cut_by_the_budget_after_its_roll(compat: str, content: str, draws: int,
+                                                         activated: list[str]) -> None:
+    """The budget cuts uid 1 after it passed its roll, so its content was substituted (SillyTavern
+    writes the substituted content back into the entry). A pending delay level then runs one more
+    pass (the levels are 1 and 2: the first pass is at level 1). SillyTavern 1.12.6 finds an external activation by comparing the entry's whole JSON with
+    the object it was given, so once the content changed the entry is not forced there and, with no
+    keys, not a candidate: no second roll (found against SillyTavern 1.12.6's own code). 1.18 keys
+    forced entries by book and uid instead."""
+    book = _book({"uid": 0, "key": ["hello"], "content": "one two three four five six seven eight nine ten",
+                  "order": 300},
+                 {"uid": 1, "content": content, "order": 200, "probability": 90, "useProbability": True},
+                 {"uid": 2, "content": "never", "delayUntilRecursion": 1},
+                 {"uid": 3, "key": ["hello"], "content": "late", "delayUntilRecursion": 2})
+    rng = Draws()
+    lore = lorescan.compile([book], compat=compat, tokenizer="words")
+    result = lore.activate(CHAT, settings=Settings(max_context=100, world_info_budget=12),
+                           force_activate=[{"world": "w", "uid": 1}], rng=rng, char_name="Ash")
+    assert result.activated_keys() == activated
+    assert rng.drawn == draws
