@@ -281,6 +281,8 @@ class _Evaluation:
         self.activated: dict[int | str, CompiledEntry] = {}
         self.failed: set[int] = set()     # entries whose probability roll failed
         self.done: set[int] = set()       # the activated entries
+        #: the substituted contents of entries the budget cut after their roll (see _cut), or None
+        self.cut_contents: dict[int, str] | None = None
         #: card books' own token budgets (card_book_settings), or None
         self.book_budgets = BookBudgets.of(lore.books, lore.counter) if mode.card_book_settings else None
 
@@ -371,10 +373,8 @@ class _Evaluation:
             if not add(content, skip and ce.ignore_budget, scan_tokens):
                 meter.overflowed = True
                 meter.overflow_entry = meter.overflow_entry or ce.key
-                if ce.macros and not c.forced_object and g in st.forced and content != ce.content:
-                    # 1.12.6 finds an external activation by the whole entry's JSON, and this
-                    # entry's content was just substituted: no later pass sees it as forced
-                    st.forced.discard(g)
+                if ce.macros:
+                    self._cut(ce, content)
                 if tr is not None:
                     tr.budget(ce, "overflow", meter, new_text)
                 if cut is not None:
@@ -478,6 +478,25 @@ class _Evaluation:
     def _content_of(self, ce: CompiledEntry) -> str:
         """An entry's content with the evaluation's macros substituted (for an entry with macros)."""
         return self.substituted.get(ce.content) or self._substitute(ce.content)
+
+    def _cut(self, ce: CompiledEntry, content: str) -> None:
+        """The budget cut an entry after its roll. SillyTavern had written the substituted
+        ``content`` into the entry, so a later pass that takes it again (1.12.6's delay levels)
+        substitutes that text once more, and 1.12.6, which finds an external activation by the
+        whole entry's JSON, no longer sees it as forced if the content changed."""
+        if not self.st.mode.forced_object and content != ce.content:
+            self.st.forced.discard(ce.gid)
+        if self.cut_contents is None:
+            self.cut_contents = {}
+            self._content_of = self._content_again    # type: ignore[method-assign]
+        self.cut_contents[ce.gid] = content
+
+    def _content_again(self, ce: CompiledEntry) -> str:
+        """``_content_of`` once the budget has cut an entry with macros (see :meth:`_cut`)."""
+        before = self.cut_contents.get(ce.gid) if self.cut_contents is not None else None
+        if before is None:
+            return self.substituted.get(ce.content) or self._substitute(ce.content)
+        return substitute(before, self.env)
 
     def _substitute(self, content: str) -> str:
         """An entry content with the evaluation's macros substituted (remembered per names)."""

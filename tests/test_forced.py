@@ -134,3 +134,28 @@ def test_a_forced_entry_cut_by_the_budget_after_its_roll(compat: str, content: s
                            force_activate=[{"world": "w", "uid": 1}], rng=rng, char_name="Ash")
     assert result.activated_keys() == activated
     assert rng.drawn == draws
+
+
+@pytest.mark.parametrize(("compat", "user", "before"), [
+    # 1.12.6 reads <USER>'s value as a replacement pattern ($& is what it replaces): substituted
+    # twice, the entry's text grows twice
+    ("1.12", "$&x", "late\n<USER>xx waits\none two three four five six seven eight"),
+    ("1.12", "Bo", "late\nBo waits\none two three four five six seven eight"),
+])
+def test_an_entry_the_budget_cut_is_substituted_again_when_a_later_pass_takes_it(
+        compat: str, user: str, before: str) -> None:
+    """SillyTavern writes an entry's substituted content back into the entry before the budget
+    check. uid 1 is cut in the first pass and taken again in the delay-level pass, where the budget
+    has room (the first pass's entries prevent recursion, so the budget does not count them there):
+    its content is the once-substituted text, substituted again (found against SillyTavern 1.12.6's
+    own code)."""
+    book = _book({"uid": 0, "key": ["hello"], "content": "one two three four five six seven eight", "order": 300,
+                  "preventRecursion": True},
+                 {"uid": 1, "constant": True, "content": "<USER> waits", "order": 200, "preventRecursion": True},
+                 {"uid": 2, "content": "never", "delayUntilRecursion": 1},
+                 {"uid": 3, "key": ["hello"], "content": "late", "delayUntilRecursion": 2})
+    lore = lorescan.compile([book], compat=compat, tokenizer="words")
+    result = lore.activate(CHAT, settings=Settings(max_context=100, world_info_budget=10), rng=Draws(),
+                           user_name=user, char_name="Ash")
+    assert result.activated_keys() == ["w.0", "w.1", "w.3"]
+    assert result.before == before
