@@ -477,6 +477,9 @@ class _Evaluation:
 
     def _content_of(self, ce: CompiledEntry) -> str:
         """An entry's content with the evaluation's macros substituted (for an entry with macros)."""
+        cut = self.cut_contents
+        if cut is not None and ce.gid in cut:
+            return substitute(cut[ce.gid], self.env)
         return self.substituted.get(ce.content) or self._substitute(ce.content)
 
     def _cut(self, ce: CompiledEntry, content: str) -> None:
@@ -488,15 +491,7 @@ class _Evaluation:
             self.st.forced.discard(ce.gid)
         if self.cut_contents is None:
             self.cut_contents = {}
-            self._content_of = self._content_again    # type: ignore[method-assign]
         self.cut_contents[ce.gid] = content
-
-    def _content_again(self, ce: CompiledEntry) -> str:
-        """``_content_of`` once the budget has cut an entry with macros (see :meth:`_cut`)."""
-        before = self.cut_contents.get(ce.gid) if self.cut_contents is not None else None
-        if before is None:
-            return self.substituted.get(ce.content) or self._substitute(ce.content)
-        return substitute(before, self.env)
 
     def _substitute(self, content: str) -> str:
         """An entry content with the evaluation's macros substituted (remembered per names)."""
