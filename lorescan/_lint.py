@@ -378,6 +378,12 @@ class _Linter:
                      None if self.explicit_settings else "warning")
 
     def triggers(self, book: str, ce: CompiledEntry) -> None:
+        raw = ce.entry.triggers
+        if self.mode.generation_triggers and raw not in (None, []) and not isinstance(raw, list):
+            self.add("unknown-trigger", ce, book, "triggers",
+                     f"triggers is {_j(raw)}, not a list: SillyTavern ignores it, so the entry fires on every "
+                     "generation type", 'write it as a list, e.g. ["normal"]', "warning")
+            return
         trig = ce.triggers
         unknown = [t for t in trig if t not in GENERATION_TYPES]
         if not unknown:

@@ -194,7 +194,9 @@ class Entry(_Ordered):
     characterFilter: CharacterFilter | None = None
     # SillyTavern 1.18
     ignoreBudget: Scalar = False
-    triggers: list[str] | None = Field(default_factory=list)
+    triggers: Any = Field(default_factory=list)
+    """Generation types the entry fires on: SillyTavern filters by it only when it is a non-empty
+    list (``includes``: items equal as JavaScript's ``===`` compares), so any JSON value is kept."""
     outletName: Scalar = ""
     matchPersonaDescription: Scalar = False
     matchCharacterDescription: Scalar = False

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+import lorescan
+from lorescan import ChatMessage
 from lorescan._cli.main import main
 from lorescan._lint import CODES, Finding, common_words, lint, regex_problem, words_containing
 from lorescan._model import Lorebook, Settings
@@ -164,6 +166,21 @@ def test_unknown_triggers() -> None:
     assert found(b) == [("unknown-trigger", 0, "triggers"), ("unknown-trigger", 1, "triggers")]
     assert [f.severity for f in only(b, "unknown-trigger")] == ["error", "warning"]
     assert [f.severity for f in only(b, "unknown-trigger", compat="1.12")] == ["info", "info"]
+
+
+def test_triggers_as_javascript_holds_them() -> None:
+    """SillyTavern filters by ``triggers`` only when it is a list, and compares items with ``===``."""
+    b = book({"key": ["sea"], "triggers": "swipe"}, {"key": ["ship"], "triggers": ["normal", 5]},
+             {"key": ["mast"], "triggers": [5, {"x": 1}]}, {"key": ["oar"], "triggers": None})
+    assert found(b) == [("unknown-trigger", 0, "triggers"), ("unknown-trigger", 1, "triggers"),
+                        ("unknown-trigger", 2, "triggers")]
+    assert [f.severity for f in only(b, "unknown-trigger")] == ["warning", "warning", "error"]
+    assert "not a list" in only(b, "unknown-trigger")[0].message
+    assert b.entries[2].to_json()["triggers"] == [5, {"x": 1}]       # kept as read
+    lore = lorescan.compile([b])
+    chat = [ChatMessage(name="U", is_user=True, mes="sea ship mast oar")]
+    assert lore.activate(chat).activated_keys() == ["w.0", "w.1", "w.3"]
+    assert lore.activate(chat, generation_type="continue").activated_keys() == ["w.0", "w.3"]
 
 
 def test_unknown_positions_and_outlets() -> None:
