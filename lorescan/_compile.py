@@ -159,7 +159,8 @@ class CompiledEntry:
         self.triggers = list(trig) if trig and isinstance(trig, list) else _NO_GROUPS
         self.ignore_budget = t(d["ignoreBudget"])
         ol = d["outletName"]
-        self.outlet_name = ol if isinstance(ol, str) else ""
+        # an outlet's name is a property key: String(outletName), when it is truthy
+        self.outlet_name = ol if isinstance(ol, str) else _js.js_string(ol) if t(ol) else ""
         self.match_fields = tuple(name for flag, name in MATCH_FIELDS if t(d[flag])) \
             if entry.model_fields_set.intersection(_MATCH_FLAGS) else ()
         self.__class__ = CompiledEntry

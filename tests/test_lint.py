@@ -183,6 +183,18 @@ def test_triggers_as_javascript_holds_them() -> None:
     assert lore.activate(chat, generation_type="continue").activated_keys() == ["w.0", "w.3"]
 
 
+def test_outlet_names_as_javascript_holds_them() -> None:
+    """An outlet's name is a property key, ``String(outletName)``; a falsy name places nothing."""
+    b = book({"key": ["sea"], "position": 7, "outletName": 5, "content": "five"},
+             {"key": ["sea"], "position": 7, "outletName": True, "content": "yes"},
+             {"key": ["sea"], "position": 7, "outletName": 0, "content": "zero"},
+             {"key": ["sea"], "position": 7, "outletName": 1.5, "content": "half"})
+    result = lorescan.compile([b]).activate([ChatMessage(name="U", is_user=True, mes="sea")])
+    assert result.activated_keys() == ["w.0", "w.1", "w.2", "w.3"]
+    assert result.outlets == {"5": ["five"], "true": ["yes"], "1.5": ["half"]}
+    assert [f for f in found(b) if f[0] != "duplicate-key"] == [("outlet-without-name", 2, "outletName")]
+
+
 def test_unknown_positions_and_outlets() -> None:
     b = book({"key": ["a1"], "position": "0"}, {"key": ["a2"], "position": 8}, {"key": ["a3"], "position": 1.5},
              {"key": ["a4"], "position": None}, {"key": ["a5"], "position": 7, "outletName": "x"},
