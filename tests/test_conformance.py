@@ -12,8 +12,8 @@ from lorescan import run_scenario
 from .conftest import CONFORMANCE, SHARED
 
 FILES = sorted(CONFORMANCE.glob("st-*/*.json"))
-#: scenarios a differential run against SillyTavern's own code turned up (lorescan differed on the two
-#: entries the budget cut, not on the first message), each with a description and SillyTavern's result
+#: scenarios differential runs against SillyTavern's own code turned up (lorescan differed on all
+#: but the first message), each with a description and SillyTavern's result
 DIFFERENTIAL = sorted((CONFORMANCE.parent / "fixtures" / "differential").glob("*.json"))
 
 
