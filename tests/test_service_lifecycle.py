@@ -144,18 +144,27 @@ def test_a_closed_terminal_stops_the_service_gracefully(tmp_path: Path) -> None:
     now it is SIGTERM's graceful stop, and the process then ends by SIGHUP."""
     data = tmp_path / "data"
     srv = Server(data)
+    body = _slow_book()
+    sent = threading.Event()
+
+    def chunks() -> Iterator[bytes]:
+        yield body[:1024]
+        sent.set()                            # the first chunk is on the wire: the request is in
+        yield body[1024:]
+
     with srv.client() as c:
         reply: list[httpx.Response | Exception] = []
 
         def send() -> None:
             try:
-                reply.append(c.put("/v1/books/slow", content=_slow_book()))
+                reply.append(c.put("/v1/books/slow", content=chunks(), headers={"content-length": str(len(body))}))
             except httpx.HTTPError as exc:
                 reply.append(exc)
 
         sender = threading.Thread(target=send)
         sender.start()
-        time.sleep(0.5)                       # the request is in: linting 5,000 entries takes a while
+        assert sent.wait(30)
+        time.sleep(0.3)                       # the body is in: linting 5,000 entries takes a while
         srv.proc.send_signal(signal.SIGHUP)
         status = srv.proc.wait(60)
         sender.join()
