@@ -160,7 +160,7 @@ class CompiledEntry:
         self.ignore_budget = t(d["ignoreBudget"])
         ol = d["outletName"]
         # an outlet's name is a property key: String(outletName), when it is truthy
-        self.outlet_name = ol if isinstance(ol, str) else _js.js_string(ol) if t(ol) else ""
+        self.outlet_name = _js.js_string(ol) if t(ol) else ""
         self.match_fields = tuple(name for flag, name in MATCH_FIELDS if t(d[flag])) \
             if entry.model_fields_set.intersection(_MATCH_FLAGS) else ()
         self.__class__ = CompiledEntry

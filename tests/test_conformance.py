@@ -33,7 +33,7 @@ def _diff(got: object, want: object, where: str = "") -> str:
     return f"{where or 'result'}: got {got!r}, expected {want!r}"
 
 
-@pytest.mark.parametrize("path", FILES, ids=_id)
+@pytest.mark.parametrize("path", FILES + DIFFERENTIAL, ids=_id)
 def test_scenario(path: Path) -> None:
     scenario = json.loads(path.read_text(encoding="utf-8"))
     result = run_scenario(scenario)
@@ -41,11 +41,9 @@ def test_scenario(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", DIFFERENTIAL, ids=lambda p: p.stem)
-def test_differential_scenario(path: Path) -> None:
+def test_differential_scenarios_say_what_they_show(path: Path) -> None:
     scenario = json.loads(path.read_text(encoding="utf-8"))
     assert scenario["description"] and scenario["st_version"] in ("1.12.6", "1.18.0")
-    result = run_scenario(scenario)
-    assert result == scenario["expected"], _diff(result, scenario["expected"])
 
 
 def test_every_version_folder_is_present() -> None:
