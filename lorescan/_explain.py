@@ -11,6 +11,7 @@ forward (a replay's ``msg`` column and ``explain --at`` use the same numbers).
 
 from __future__ import annotations
 
+import json
 import weakref
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -102,6 +103,12 @@ class _Piece:
 def quote(text: Any) -> str:
     """A key or name in single quotes, as typed (no Python escaping); newlines shown as ``\\n``."""
     return "'" + str(text).replace("\n", "\\n") + "'"
+
+
+def _as_written(value: Any) -> str:
+    """A JSON value as the book holds it: a string as it is, any other value as JSON (``5``,
+    ``null``, ``{"a": 1}``), never Python's own spelling of it."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def message_label(chat: Sequence[ChatMessage], index: int) -> str:
@@ -463,7 +470,7 @@ def _reason(gate: dict[str, Any] | None, keys: _KeyReport, pas: int | None, ce: 
         return "activated"
     why = str(gate["why"])
     if why.startswith("generation type "):
-        triggers = ", ".join(str(t) for t in ce.triggers or [])
+        triggers = ", ".join(map(_as_written, ce.triggers or []))
         return f"the generation type {quote(keys.ctx.trigger)} is not among its triggers ({triggers})"
     if not why.startswith(_KEY_REASONS):
         return GATE_WORDS.get(why, why)

@@ -127,3 +127,18 @@ def test_case_checks() -> None:
         "expected elves.0 not to be activated",
         "expected elves.4 at position after; it is at position 0",
     ]
+
+
+def test_triggers_are_named_as_the_book_writes_them() -> None:
+    """A trigger list that keeps out the generation type is named in the book's own spelling:
+    strings as they are, other JSON values as JSON (SillyTavern compares them with ``includes``,
+    so they never match a type, yet the list still filters)."""
+    book = Lorebook.from_entries("t", [{"uid": 0, "key": ["elf"], "content": "Elves.",
+                                        "triggers": ["continue", 5, None, {"a": True}]}])
+    lore = lorescan.compile([book], tokenizer="words")
+    chat = [ChatMessage(name="U", is_user=True, mes="an elf")]
+    settings = Settings(world_info_include_names=False)
+    result = lore.activate(chat, settings=settings, trace=True)
+    exp = explain(lore, result, "t.0", chat, settings=settings, user_name="User", char_name="Character")
+    assert exp.verdict == ("not activated: the generation type 'normal' is not among its triggers "
+                           '(continue, 5, null, {"a": true})')
