@@ -18,7 +18,7 @@ from pydantic_core import PydanticCustomError
 
 from ._construct import BULK, build, dump, gc_paused
 from ._errors import LorescanError
-from ._js import js_round, js_string, object_key_order
+from ._js import js_round, js_string, object_key_order, truthy
 
 Scalar = bool | int | float | str | None
 
@@ -160,10 +160,11 @@ class Entry(_Ordered):
     truthiness to them; use :meth:`get` for the effective value.
     """
 
-    uid: int | float | str | None = None
+    uid: bool | int | float | str | None = None
     key: list[str] | None = Field(default_factory=list)
     keysecondary: list[str] | None = Field(default_factory=list)
-    comment: str | None = ""
+    comment: Scalar = ""
+    """A label for people: SillyTavern never reads it while activating, so any JSON scalar is kept."""
     content: str | None = ""
     constant: Scalar = False
     vectorized: Scalar = False
@@ -210,6 +211,12 @@ class Entry(_Ordered):
         if field in self.model_fields_set or (self.model_extra and field in self.model_extra):
             return getattr(self, field)
         return default
+
+    @property
+    def comment_text(self) -> str:
+        """The comment as people read it: ``String(comment)`` when truthy, else empty."""
+        c = self.comment
+        return c if type(c) is str else js_string(c) if truthy(c) else ""
 
     @property
     def extensions(self) -> dict[str, Any]:

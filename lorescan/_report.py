@@ -169,7 +169,7 @@ def report_data(generations: Sequence[Generation], books: Iterable[Lorebook], ti
             "key": key,
             "book": ce.book if ce is not None else key.rsplit(".", 1)[0],
             "uid": ce.uid if ce is not None else None,
-            "comment": (entry.comment or "") if entry is not None else "",
+            "comment": entry.comment_text if entry is not None else "",
             "keys": [k for k in (ce.keys if ce is not None and isinstance(ce.keys, list) else [])][:8],
             "position": _position(ce.position) if ce is not None else "?",
             "constant": bool(ce.constant) if ce is not None else False,

@@ -210,3 +210,75 @@ def test_new_entries_without_uid_are_all_written() -> None:
     assert out["entries"][3] == {"name": "", "entry": "A", "keywords": ["a"], "priority": 100, "weight": 100,
                                  "enabled": True}
     assert out["entries"][:3] == _json("agnai_memory.json")["entries"]  # type: ignore[index]
+
+
+# ---------------------------------------------------------------- as SillyTavern's importers store books
+# Each value below is what SillyTavern's own converters (1.12.6 and 1.19.0) stored for the same
+# input, run side by side with lorescan's importers.
+
+def _entries(data: object, name: str = "b.json") -> list[dict]:
+    return [e.to_json() for e in load_bytes(json.dumps(data).encode(), name).books[0].scan_order()]
+
+
+def test_a_converted_number_too_large_for_a_double_is_stored_as_null() -> None:
+    """SillyTavern stores an importer's result through JSON.stringify, so ±Infinity (``1e400`` in
+    the file) becomes null: here the order, and both uids (their keys stay "Infinity")."""
+    card = {"spec": "chara_card_v2", "data": {"name": "N", "character_book": {"entries": [
+        {"id": 1e400, "keys": ["a"], "content": "A", "enabled": True, "insertion_order": 1e400},
+        {"id": -1e400, "keys": ["a"], "content": "B", "enabled": True, "insertion_order": 50}]}}}
+    text = json.dumps(card).replace("Infinity", "1e400").encode()
+    book = load_bytes(text, "c.json").books[0]
+    assert book.entry_keys == ["Infinity", "-Infinity"]
+    assert [(e.uid, e.order) for e in book.entries] == [(None, None), (None, 50)]
+    novel = b'{"lorebookVersion": 5, "entries": [{"keys": ["a"], "text": "A", "enabled": true, ' \
+            b'"contextConfig": {"budgetPriority": -1e400}}]}'
+    assert [e.order for e in load_bytes(novel, "n.lorebook").books[0].entries] == [None]
+
+
+def test_an_entry_that_is_an_array_is_read_as_an_empty_disabled_entry() -> None:
+    card_book = _entries({"spec": "chara_card_v2", "data": {"name": "N", "character_book": {
+        "entries": [["x"], {"id": 5, "keys": ["k"], "content": "C", "enabled": True}]}}})
+    assert [(e["uid"], e.get("key"), e["disable"], e["position"]) for e in card_book] == [
+        (0, None, True, 1), (5, ["k"], False, 1)]
+    novel = _entries({"lorebookVersion": 5, "entries": [[1]]})
+    assert [(e.get("key"), e["disable"], e["order"], e["addMemo"]) for e in novel] == [(None, True, 0, False)]
+    agnai = _entries({"kind": "memory", "entries": [[]]})
+    assert [(e.get("key"), e["disable"], e["addMemo"]) for e in agnai] == [(None, True, False)]
+
+
+def test_novelai_display_name_is_trimmed_as_javascript_does_and_must_be_a_string() -> None:
+    def memo(name: str) -> bool:
+        return _entries({"lorebookVersion": 5, "entries": [{"displayName": name, "keys": ["a"]}]})[0]["addMemo"]
+    assert (memo("\x1c"), memo("\x85"), memo("\ufeff"), memo(" x ")) == (True, True, False, True)
+    with pytest.raises(FormatError) as info:
+        load_bytes(b'{"lorebookVersion": 5, "entries": [{"displayName": null, "keys": ["a"]}]}', "n.lorebook")
+    assert str(info.value) == "n.lorebook: entry 0: field 'displayName': must be a string, got null"
+
+
+def test_risu_secondary_keys_that_are_truthy_but_not_a_string_are_refused() -> None:
+    for value, shown in (([], "array"), ({}, "object"), (5, "number")):
+        with pytest.raises(FormatError) as info:
+            load_bytes(json.dumps({"type": "risu", "data": [{"key": "a", "secondkey": value}]}).encode(), "r.json")
+        assert str(info.value) == f"r.json: entry 0: field 'secondkey': must be a comma-separated string, got {shown}"
+    assert _entries({"type": "risu", "data": [{"key": "a", "secondkey": 0}]})[0]["keysecondary"] == []
+
+
+def test_a_comment_of_any_scalar_type_is_kept() -> None:
+    """SillyTavern never reads an entry's comment while activating, so a number there is kept."""
+    risu = load_bytes(b'{"type": "risu", "data": [{"key": "a", "comment": 5}]}', "r.json").books[0].entries[0]
+    assert (risu.comment, risu.comment_text) == (5, "5")
+    agnai = load_bytes(b'{"kind": "memory", "entries": [{"name": 0, "keywords": ["a"]}]}', "a.json").books[0]
+    assert (agnai.entries[0].comment, agnai.entries[0].comment_text) == (0, "")
+
+
+def test_entries_beside_an_unknown_spec_are_world_info() -> None:
+    loaded = load_bytes(b'{"spec": "x", "entries": {"0": {"uid": 0, "key": ["a"], "content": "A"}}}', "w.json")
+    assert (loaded.format, [e.content for e in loaded.books[0].entries]) == ("st", ["A"])
+
+
+def test_a_boolean_id_stays_a_boolean_uid() -> None:
+    """``id: true`` is the uid ``true`` (key "true"), never the number 1 (see the bool-uid
+    differential scenarios for what it changes)."""
+    book = load_bytes(json.dumps({"spec": "chara_card_v2", "data": {"name": "N", "character_book": {"entries": [
+        {"id": True, "keys": ["a"], "content": "A", "enabled": True}]}}}).encode(), "c.json").books[0]
+    assert (book.entry_keys, book.entries[0].uid) == (["true"], True)

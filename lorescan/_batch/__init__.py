@@ -45,7 +45,7 @@ def catalog(spec: BatchSpec, edited: bool = False) -> list[EntryInfo]:
         for _, entries in compile_books(bs):
             for ce in entries:
                 if ce.key not in out:
-                    out[ce.key] = EntryInfo(ce.key, ce.book, ce.uid, ce.entry.comment or "")
+                    out[ce.key] = EntryInfo(ce.key, ce.book, ce.uid, ce.entry.comment_text)
     return list(out.values())
 
 

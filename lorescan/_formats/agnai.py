@@ -21,6 +21,7 @@ from .common import (
     get,
     js_not,
     merged_export,
+    object_entry,
     type_name,
 )
 from .registry import Detector, Format
@@ -36,8 +37,7 @@ def is_memory_book(data: Any) -> bool:
 
 def agnai_entry_to_wi(entry: Any, index: int, file: str | None = None) -> dict[str, Any]:
     """One memory entry → engine entry JSON."""
-    if not isinstance(entry, dict):
-        raise FormatError(f"must be an object, got {type_name(entry)}", file=file, field=f"entries[{index}]")
+    entry = object_entry(entry, file, f"entries[{index}]")
     name = get(entry, "name")
     fields = {
         "key": get(entry, "keywords"), "keysecondary": [], "comment": name,
@@ -59,7 +59,7 @@ def read_memory_book(data: dict[str, Any], name: str, file: str | None) -> tuple
     converted = [agnai_entry_to_wi(e, i, file) for i, e in enumerate(raw)]
     entries = [entry_from_json(wi, file, uid=wi["uid"]) for wi in converted]
     notes = []
-    dropped = sorted({k for e in raw for k in DROPPED if k in e})
+    dropped = sorted({k for e in raw if isinstance(e, dict) for k in DROPPED if k in e})
     if dropped:
         notes.append(f"Agnai fields SillyTavern's import ignores: {', '.join(dropped)}")
     return make(Lorebook, name=name, entries=entries, entry_keys=[str(i) for i in range(len(entries))]), notes

@@ -32,6 +32,7 @@ from .common import (
     loose_eq_zero,
     merge_entries,
     nullish,
+    object_entry,
     object_key,
     type_name,
 )
@@ -285,11 +286,9 @@ def character_book_entries(book: dict[str, Any], file: str | None) -> dict[str, 
                           field="character_book.entries")
     out: dict[str, dict[str, Any]] = {}
     for index, entry in enumerate(raw):
-        if not isinstance(entry, dict):
-            raise FormatError(f"must be an object, got {type_name(entry)}", file=file,
-                              field=f"character_book.entries[{index}]")
-        wi = card_entry_to_wi(entry, index)
-        out[object_key(wi.get("uid"))] = wi
+        entry = object_entry(entry, file, f"character_book.entries[{index}]")
+        # keyed by the id as given: a uid of ±Infinity is stored as null, its key stays "Infinity"
+        out[object_key(entry["id"] if "id" in entry else index)] = card_entry_to_wi(entry, index)
     return out
 
 
@@ -467,12 +466,15 @@ _IMPORT_NOTE = "SillyTavern's world-info import cannot read {}; converted as a c
 
 
 def spec_card(data: Any) -> str | None:
-    """``ccv3``/``ccv2`` for an object whose ``spec`` names a card, None for one without ``spec``;
-    any other ``spec`` (``lorebook_v3`` is detected before) is an error."""
+    """``ccv3``/``ccv2`` for an object whose ``spec`` names a card, None for one without ``spec``
+    or with ``entries`` beside another ``spec`` (SillyTavern stores that as world info); any other
+    ``spec`` (``lorebook_v3`` is detected before) is an error."""
     if not isinstance(data, dict) or "spec" not in data:
         return None
     fmt = card_format(data)
     if fmt is None:
+        if "entries" in data:
+            return None
         raise FormatError(f"unknown spec {data.get('spec')!r}: not a character card or lorebook_v3")
     return fmt
 

@@ -95,6 +95,16 @@ def defined(obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if v is not UNDEF}
 
 
+def object_entry(entry: Any, file: str | None, field: str) -> dict[str, Any]:
+    """An importer's entry as an object. SillyTavern's importers read an array's fields as missing
+    (the entry then has no keys and is disabled); any other value is an error here, as there."""
+    if isinstance(entry, dict):
+        return entry
+    if isinstance(entry, list):
+        return {}
+    raise FormatError(f"must be an object, got {type_name(entry)}", file=file, field=field)
+
+
 def object_key(value: Any) -> str:
     """``String(value)`` as a JavaScript object key (``null`` gives ``"null"``)."""
     return "null" if value is None else js_string(value)
@@ -259,15 +269,29 @@ ST_TEMPLATE_ORDER = (
 
 
 def converted_entry(uid: Any, fields: dict[str, Any], display_index: Any = UNDEF) -> dict[str, Any]:
-    """An entry as SillyTavern's importers build it (``{...template, uid, …}``): the template's
-    keys in its order, then ``uid`` and any new keys, the converted values in place and
-    ``undefined`` ones dropped, as ``JSON.stringify`` does."""
+    """An entry as SillyTavern's importers build it (``{...template, uid, …}``) and store it: the
+    template's keys in its order, then ``uid`` and any new keys, the converted values in place,
+    through ``JSON.stringify`` (:func:`stringified`)."""
     out: dict[str, Any] = {key: copy.deepcopy(ENTRY_DEFAULTS[key]) for key in ST_TEMPLATE_ORDER}
     out["uid"] = uid
     out.update(fields)
     if display_index is not UNDEF:
         out["displayIndex"] = display_index
-    return defined(out)
+    return stringified(out)
+
+
+def stringified(value: Any) -> Any:
+    """``JSON.parse(JSON.stringify(value))``, as SillyTavern stores what its importers build: a
+    number too large for a double (±Infinity) becomes ``null``, an ``undefined`` member of an
+    object is dropped and one of an array becomes ``null``. A new copy of every object and array."""
+    t = type(value)
+    if t is float:
+        return value if math.isfinite(value) else None
+    if t is dict:
+        return {k: stringified(v) for k, v in value.items() if v is not UNDEF}
+    if t is list:
+        return [None if v is UNDEF else stringified(v) for v in value]
+    return value
 
 
 # ---------------------------------------------------------------- lossless write-back

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._construct import make
 from .._errors import FormatError
+from .._js import trim
 from .._model import Lorebook
 from . import png
 from .common import (
@@ -30,6 +31,7 @@ from .common import (
     json_writer,
     merged_export,
     nullish,
+    object_entry,
     type_name,
 )
 from .registry import Detector, Format, ReadContext, Reading
@@ -60,16 +62,17 @@ def is_scenario(data: Any) -> bool:
 
 def novel_entry_to_wi(entry: Any, index: int, file: str | None = None) -> dict[str, Any]:
     """One NovelAI entry → engine entry JSON (``convertNovelLorebook``)."""
-    if not isinstance(entry, dict):
-        raise FormatError(f"must be an object, got {type_name(entry)}", file=file, field=f"entries[{index}]")
+    entry = object_entry(entry, file, f"entries[{index}]")
     name = get(entry, "displayName")
+    if name is not UNDEF and not isinstance(name, str):     # SillyTavern calls its trim()
+        raise FormatError(f"must be a string, got {type_name(name)}", file=file, uid=index, field="displayName")
     context = get(entry, "contextConfig")
     fields = {
         "key": get(entry, "keys"), "keysecondary": [], "comment": js_or(name, ""),
         "content": get(entry, "text"), "constant": False, "selective": False, "vectorized": False,
         "selectiveLogic": 0, "order": nullish(get(context, "budgetPriority"), 0), "position": 0,
         "disable": js_not(get(entry, "enabled")),
-        "addMemo": isinstance(name, str) and name.strip() != "",
+        "addMemo": name is not UNDEF and trim(name) != "",
         "excludeRecursion": False, "delayUntilRecursion": False, "probability": 100,
         "useProbability": True,
     }
@@ -86,10 +89,10 @@ def read_lorebook(data: dict[str, Any], name: str, file: str | None) -> tuple[Lo
     entries = [entry_from_json(wi, file, uid=wi["uid"]) for wi in converted]
     book = make(Lorebook, name=name, entries=entries, entry_keys=[str(i) for i in range(len(entries))])
     notes: list[str] = []
-    missing = sum(1 for e in raw if "enabled" not in e)
+    missing = sum(1 for e in raw if not isinstance(e, dict) or "enabled" not in e)
     if missing:
         notes.append(f"{missing} NovelAI entries have no 'enabled'; SillyTavern imports them disabled")
-    forced = sum(1 for e in raw if e.get("forceActivation") is True)
+    forced = sum(1 for e in raw if isinstance(e, dict) and e.get("forceActivation") is True)
     if forced:
         notes.append(f"{forced} NovelAI entries use forceActivation, which SillyTavern's import drops")
     if not isinstance(data.get("lorebookVersion"), int):

@@ -14,7 +14,7 @@ from typing import Any
 
 from .._construct import make
 from .._errors import FormatError
-from .._js import js_string, trim
+from .._js import js_string, trim, truthy
 from .._model import Lorebook
 from .common import (
     SIMPLE_FIELDS,
@@ -52,8 +52,8 @@ def risu_entry_to_wi(entry: Any, index: int, file: str | None = None) -> dict[st
     if not isinstance(key, str):
         raise FormatError(f"must be a comma-separated string, got {type_name(key)}", file=file,
                           uid=index, field="key")
-    second = entry.get("secondkey")
-    if second and not isinstance(second, str):
+    second = entry.get("secondkey") if truthy(entry.get("secondkey")) else ""
+    if not isinstance(second, str):         # SillyTavern splits any truthy value
         raise FormatError(f"must be a comma-separated string, got {type_name(second)}", file=file,
                           uid=index, field="secondkey")
     percent = get(entry, "activationPercent")
