@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 
 class LorescanError(Exception):
     """Input lorescan cannot read or use. ``str()`` gives the one-line message the CLI prints."""
@@ -19,7 +21,9 @@ class LorescanError(Exception):
         if self.file:
             where.append(str(self.file))
         if self.uid is not None:
-            where.append(f"entry {self.uid}")
+            uid = self.uid        # as the book writes it: true, [1], "a b" (a plain string or integer as it is)
+            shown = uid if type(uid) in (str, int) else json.dumps(uid, ensure_ascii=False, default=str)
+            where.append(f"entry {shown}")
         if self.field:
             where.append(f"field {self.field!r}")
         prefix = ": ".join(where)

@@ -106,10 +106,8 @@ class _Ordered(BaseModel):
         try:    # entries read alike share one fields set (copied by _own before one changes)
             obj = build(cls, data, shared[1] if shared is not None else None)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(x) for x in err.get("loc", ()))
-            raise LorescanError(f"{err.get('msg', 'invalid value')} (got {err.get('input')!r:.60})",
-                                uid=data.get("uid"), field=loc or None) from None
+            loc, msg, got = _first_error(exc)
+            raise LorescanError(f"{msg} (got {got!r:.60})", uid=data.get("uid"), field=loc or None) from None
         given = obj.__pydantic_fields_set__
         if shared is None:
             if len(_SHARES) >= 4096:     # a file of ever new key orders: each entry its own
@@ -362,6 +360,26 @@ def unknown_names_error(title: str, data: dict[str, Any], unknown: list[str], kn
         errors.append({"type": PydanticCustomError(f"unknown_{what}", template, ctx), "loc": (name,),
                        "input": data[name]})
     return ValidationError.from_exception_data(title, errors)
+
+
+#: a union's branches, as pydantic names them at the end of an error's path
+_BRANCHES = {"bool": "true or false", "int": "a number", "float": "a number", "str": "a string"}
+
+
+def _first_error(exc: ValidationError) -> tuple[str, str, Any]:
+    """The first error's field path, message and value. A value no branch of a union of scalars
+    takes is said once for the field (``must be true or false, a number, a string or null``),
+    not as the first branch's complaint under ``order.bool``."""
+    errors = exc.errors()
+    err = errors[0]
+    loc = tuple(err.get("loc", ()))
+    msg = str(err.get("msg", "invalid value"))
+    if len(loc) >= 2 and loc[-1] in _BRANCHES:
+        loc = loc[:-1]
+        wanted = dict.fromkeys(_BRANCHES[e["loc"][-1]] for e in errors
+                               if tuple(e.get("loc", ()))[:-1] == loc and e["loc"][-1] in _BRANCHES)
+        msg = "must be " + ", ".join(wanted) + " or null"
+    return ".".join(str(x) for x in loc), msg, err.get("input")
 
 
 def validation_error(exc: ValidationError, file: str | None = None, prefix: str = "") -> Any:

@@ -139,3 +139,16 @@ def test_original_data_follows_edits() -> None:
     assert st["originalData"]["entries"][0]["insertion_order"] == 9
     assert st["entries"]["0"]["order"] == 9
     assert st["originalData"]["entries"][0]["keys"] == ["a"]
+
+
+def test_a_value_no_scalar_type_takes_is_named_once_for_its_field() -> None:
+    """A value that is not a JSON scalar, where a scalar is read, is said once for the field (not
+    as the first type pydantic tried, under ``order.bool``), and the entry is named by its uid as
+    the book writes it."""
+    with pytest.raises(LorescanError) as info:
+        load_bytes(b'{"entries": {"0": {"uid": true, "order": [1]}}}', "w.json")
+    assert str(info.value) == ("w.json: entry true: field 'order': must be true or false, a number, a string "
+                               "or null (got [1])")
+    with pytest.raises(LorescanError) as info:
+        load_bytes(b'{"entries": {"0": {"uid": "a b", "key": "a"}}}', "w.json")
+    assert str(info.value) == "w.json: entry a b: field 'key': Input should be a valid list (got 'a')"
