@@ -108,8 +108,11 @@ class CompiledEntry:
         self.world = world if isinstance(world, str) else self.book
         uid = entry.__dict__["uid"]
         self.uid = uid
-        self.key = f"{self.world}.{uid}" if type(uid) is int and -_EXACT <= uid <= _EXACT \
-            else f"{self.world}.{_js.js_string(uid)}"
+        if type(uid) is int and -_EXACT <= uid <= _EXACT:
+            self.key = f"{self.world}.{uid}"
+        else:       # a uid given as null is "null"; None stands for a missing one ("undefined")
+            given_null = uid is None and "uid" in entry.model_fields_set
+            self.key = f"{self.world}.{'null' if given_null else _js.js_string(uid)}"
         self._hash: int | None = None
 
     def _fill(self) -> None:
