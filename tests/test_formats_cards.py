@@ -270,3 +270,14 @@ def test_converted_entries_keep_sillytaverns_key_order() -> None:
                          "selectiveLogic", "addMemo", "order", "position", "disable"]
     assert keys[-5:] == ["delay", "triggers", "uid", "displayIndex", "extensions"]
     assert keys.index("outletName") == keys.index("depth") + 1
+
+
+def test_an_array_entry_is_written_back_as_it_was() -> None:
+    """A card book entry that is an array (read as an empty, disabled entry, as SillyTavern does)
+    stays the array when another entry is edited and the card written back."""
+    card = {"spec": "chara_card_v2", "data": {"name": "N", "character_book": {"entries": [
+        [1, 2], {"id": 1, "keys": ["k"], "content": "C", "enabled": True}]}}}
+    loaded = load_bytes(json.dumps(card).encode(), "c.json")
+    loaded.books[0].entries[1].content = "D"
+    written = json.loads(render(loaded)[0])["data"]["character_book"]["entries"]
+    assert written == [[1, 2], {"id": 1, "keys": ["k"], "content": "D", "enabled": True}]

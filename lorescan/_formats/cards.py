@@ -344,7 +344,8 @@ def character_book_json(book: Lorebook) -> dict[str, Any]:
     ordered = book.scan_order()
     if isinstance(original, dict) and isinstance(original.get("entries"), list):
         raw = original["entries"]
-        pairs = [(e, card_entry_to_wi(e, i)) for i, e in enumerate(raw) if isinstance(e, dict)]
+        pairs = [(e, card_entry_to_wi(e if isinstance(e, dict) else {}, i)) for i, e in enumerate(raw)
+                 if isinstance(e, (dict, list))]
         merged = merge_entries(pairs, ordered, wi_to_card_entry)
         if len(pairs) == len(raw) and merged == raw:
             return original
