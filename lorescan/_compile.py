@@ -16,7 +16,7 @@ from os import PathLike
 from typing import Any
 
 from . import _construct, _js
-from ._model import Entry, Lorebook
+from ._model import Entry, Lorebook, is_imported
 
 KNOWN_DECORATORS = ("@@activate", "@@dont_activate")
 
@@ -170,10 +170,12 @@ class CompiledEntry:
 
     @property
     def st_hash(self) -> int:
-        """SillyTavern's timed-effect hash of this entry (cyrb53 of its loaded JSON), computed lazily."""
-        if self._hash is None:
-            self._hash = cyrb53(_st_entry_json(self))
-        return self._hash
+        """SillyTavern's timed-effect hash of this entry (cyrb53 of its loaded JSON), computed lazily
+        (``LEGACY_IMPORT``: an imported entry, hashed as SillyTavern 1.12.6 stored it)."""
+        h = self._hash
+        if h is None or h == LEGACY_IMPORT:
+            h = self._hash = cyrb53(_st_entry_json(self, legacy_import=h == LEGACY_IMPORT))
+        return h
 
     def __repr__(self) -> str:
         return f"<CompiledEntry {self.key}>"
@@ -258,15 +260,37 @@ def _split_groups(group: str) -> list[str]:
     return [g for g in _GROUP_SPLIT.split(group) if g]
 
 
-def _st_entry_json(ce: CompiledEntry) -> str:
-    """``JSON.stringify`` of the entry as SillyTavern loads it: ``{uid, world, ...rest, decorators}``."""
+#: ``CompiledEntry._hash`` of an imported entry under 1.12.6, before its hash is first read
+LEGACY_IMPORT = -1
+#: the fields SillyTavern 1.18's importers write and 1.12.6's did not (its template lacked them);
+#: without them an imported entry's JSON is, key for key, what 1.12.6 stored
+_NEWER_IMPORT_FIELDS = frozenset((
+    "ignoreBudget", "matchPersonaDescription", "matchCharacterDescription", "matchCharacterPersonality",
+    "matchCharacterDepthPrompt", "matchScenario", "matchCreatorNotes", "outletName", "triggers", "extensions"))
+
+
+def hash_imports_as_1_12(entries: Iterable[CompiledEntry]) -> None:
+    """Make the imported entries among ``entries`` (see :func:`~lorescan._model.is_imported`)
+    hash as SillyTavern 1.12.6's importers stored them, for a 1.12.6 evaluation."""
+    for ce in entries:
+        if is_imported(ce.entry):
+            try:
+                _KEY_SLOT.__get__(ce)  # type: ignore[attr-defined]
+            except AttributeError:      # identified first: that sets the hash slot too
+                ce._identify()
+            ce._hash = LEGACY_IMPORT
+
+
+def _st_entry_json(ce: CompiledEntry, legacy_import: bool = False) -> str:
+    """``JSON.stringify`` of the entry as SillyTavern loads it: ``{uid, world, ...rest, decorators}``
+    (``legacy_import``: an imported entry as SillyTavern 1.12.6's importers stored it)."""
     data = ce.entry.to_json(mode="python")
     obj: dict[str, Any] = {}
     if "uid" in data:
         obj["uid"] = data["uid"]
     obj["world"] = ce.book          # the book it was loaded from (not a "world" field)
     for k, v in data.items():
-        if k != "uid":
+        if k != "uid" and not (legacy_import and k in _NEWER_IMPORT_FIELDS):
             obj[k] = v
     obj["decorators"] = ce.decorators
     obj["content"] = ce.content

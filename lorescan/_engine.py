@@ -20,7 +20,7 @@ from typing import Any, cast
 from . import _index, _js
 from ._budget import BudgetMeter, _LinesPass
 from ._card_book import BookBudgets, apply_card_book_settings
-from ._compile import CompiledEntry, compile_books, lorebooks
+from ._compile import CompiledEntry, compile_books, hash_imports_as_1_12, lorebooks
 from ._construct import BULK, gc_paused, make
 from ._emit import KeptRecords, emit
 from ._index import BoundIndex, KeyIndex
@@ -119,6 +119,8 @@ class Lore:
             self._has_character_books = any(b.scope == "character" for b in self.books)
             if self.mode.card_book_settings:
                 apply_card_book_settings(self._compiled)
+            if self.mode.version == "1.12":
+                hash_imports_as_1_12(self._all)
             if prepare is not None:
                 self._key_index(prepare)
                 self._plan(int(prepare.world_info_character_strategy), True, None, None)

@@ -274,6 +274,21 @@ class Lorebook(BaseModel):
         return [self.entries[i] for i in order]
 
 
+def mark_imported(entry: Entry) -> None:
+    """Note that one of SillyTavern's importers built ``entry`` (a card book's, NovelAI's, Agnai's
+    or Risu's), not a world-info file: see :func:`is_imported`."""
+    private = entry.__pydantic_private__ or {}
+    object.__setattr__(entry, "__pydantic_private__", {**private, "_imported": True})
+
+
+def is_imported(entry: Entry) -> bool:
+    """Whether one of SillyTavern's importers built ``entry``. SillyTavern 1.12.6's importers did
+    not yet write the fields 1.18 added, so such an entry's stored JSON (and its timed-effect
+    hash) lacks them there."""
+    private = entry.__pydantic_private__
+    return bool(private and private.get("_imported"))
+
+
 def _in_index_order(uids: list[Any]) -> bool:
     """Whether ``Object.keys`` would list entries with these uids (as keys) in the order given:
     integer uids that are array indexes, ascending."""

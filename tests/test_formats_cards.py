@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import lorescan
 from lorescan._errors import FormatError, LorescanError
 from lorescan._formats import cards
 from lorescan._load import document, load, load_bytes, render
@@ -281,3 +282,36 @@ def test_an_array_entry_is_written_back_as_it_was() -> None:
     loaded.books[0].entries[1].content = "D"
     written = json.loads(render(loaded)[0])["data"]["character_book"]["entries"]
     assert written == [[1, 2], {"id": 1, "keys": ["k"], "content": "D", "enabled": True}]
+
+
+# SillyTavern 1.12.6 stored this card book entry as (its importer, the same card):
+_ST112_STORED = {"key": ["dragon"], "keysecondary": [], "comment": "", "content": "Dragons.", "constant": False,
+                 "vectorized": False, "selective": False, "selectiveLogic": 0, "addMemo": False, "order": 100,
+                 "position": 0, "disable": False, "excludeRecursion": False, "preventRecursion": False,
+                 "delayUntilRecursion": False, "probability": 100, "useProbability": True, "depth": 4, "group": "",
+                 "groupOverride": False, "groupWeight": 100, "scanDepth": None, "caseSensitive": None,
+                 "matchWholeWords": None, "useGroupScoring": None, "automationId": "", "role": 0, "sticky": 3,
+                 "cooldown": None, "delay": None, "uid": 0, "displayIndex": 0}
+
+
+def test_an_imported_entry_hashes_as_each_version_stored_it() -> None:
+    """A card book entry's timed-effect hash is the hash of the JSON that version's importer
+    stored: 1.12.6's importer did not write the fields 1.18 added, so under 1.12 a sticky record
+    SillyTavern 1.12.6 wrote for it still finds it. (Both hashes are SillyTavern's own, from its
+    importers' output.)"""
+    book = {"name": "B", "entries": [{"id": 0, "keys": ["dragon"], "content": "Dragons.", "enabled": True,
+                                      "insertion_order": 100, "position": "before_char", "extensions": {"sticky": 3}}]}
+    card = json.dumps({"spec": "chara_card_v2", "data": {"name": "X", "character_book": book}}).encode()
+    imported = load_bytes(card, "card.json").books[0]
+    assert [lorescan.compile([imported], compat=v)._all[0].st_hash for v in ("1.12", "1.18")] == [
+        1510926261953756, 7770550103786290]
+    native = lorescan.Lorebook.from_entries("B", [_ST112_STORED])
+    assert lorescan.compile([native], compat="1.12")._all[0].st_hash == 1510926261953756
+    state = lorescan.TimedState.model_validate(
+        {"sticky": {"B.0": {"hash": 1510926261953756, "start": 1, "end": 4, "protected": False}}})
+    lore = lorescan.compile([imported], compat="1.12", tokenizer="words")
+    chat = [lorescan.ChatMessage(name="U", is_user=True, mes="hello"), lorescan.ChatMessage(name="X", mes="hi")]
+    card_x = lorescan.Character(name="X")
+    assert lore.activate(chat, timed=state, character=card_x, char_name="X").activated_keys() == ["B.0"]
+    state.sticky["B.0"].hash = 7770550103786290        # 1.18's hash: not this entry under 1.12.6
+    assert lore.activate(chat, timed=state, character=card_x, char_name="X").activated_keys() == []

@@ -57,7 +57,7 @@ def read_memory_book(data: dict[str, Any], name: str, file: str | None) -> tuple
         raise FormatError(f"must be an array of Agnai memory entries, got {type_name(raw)}",
                           file=file, field="entries")
     converted = [agnai_entry_to_wi(e, i, file) for i, e in enumerate(raw)]
-    entries = [entry_from_json(wi, file, uid=wi["uid"]) for wi in converted]
+    entries = [entry_from_json(wi, file, uid=wi["uid"], imported=True) for wi in converted]
     notes = []
     dropped = sorted({k for e in raw if isinstance(e, dict) for k in DROPPED if k in e})
     if dropped:

@@ -304,7 +304,7 @@ def read_character_book(book: dict[str, Any], name: str, file: str | None, scope
     if v3_decorators:
         for wi in entries.values():
             notes.extend(apply_v3_decorators(wi))
-    parsed = [entry_from_json(wi, file, uid=wi.get("uid")) for wi in entries.values()]
+    parsed = [entry_from_json(wi, file, uid=wi.get("uid"), imported=True) for wi in entries.values()]
     lorebook = make(Lorebook, name=name, scope=scope, entries=parsed, entry_keys=list(entries),
                         extra={"originalData": book})
     return lorebook, notes

@@ -16,7 +16,7 @@ from .._construct import make
 from .._construct import native as _native
 from .._errors import FormatError, LorescanError
 from .._js import js_string, truthy
-from .._model import ENTRY_DEFAULTS, Entry, Lorebook
+from .._model import ENTRY_DEFAULTS, Entry, Lorebook, mark_imported
 from .registry import ReadContext, Reader, Reading, Writer
 
 if TYPE_CHECKING:
@@ -235,16 +235,20 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def entry_from_json(data: Any, file: str | None, uid: Any = None) -> Entry:
-    """An :class:`Entry` from a JSON object; a bad value names the file, entry and field."""
+def entry_from_json(data: Any, file: str | None, uid: Any = None, imported: bool = False) -> Entry:
+    """An :class:`Entry` from a JSON object; a bad value names the file, entry and field.
+    ``imported``: one of SillyTavern's importers built ``data`` (see :func:`is_imported`)."""
     if not isinstance(data, dict):
         raise FormatError(f"entry must be an object, got {type_name(data)}", file=file, uid=uid)
     try:
-        return Entry.from_json(data)
+        entry = Entry.from_json(data)
     except LorescanError as exc:
         if exc.uid is None:
             exc.uid = uid
         raise (exc.with_file(file) if file else exc) from None
+    if imported:
+        mark_imported(entry)
+    return entry
 
 
 def fill(wi: dict[str, Any], field: str) -> Any:

@@ -86,7 +86,7 @@ def read_lorebook(data: dict[str, Any], name: str, file: str | None) -> tuple[Lo
         raise FormatError(f"must be an array of NovelAI entries, got {type_name(raw)}",
                           file=file, field="entries")
     converted = [novel_entry_to_wi(e, i, file) for i, e in enumerate(raw)]
-    entries = [entry_from_json(wi, file, uid=wi["uid"]) for wi in converted]
+    entries = [entry_from_json(wi, file, uid=wi["uid"], imported=True) for wi in converted]
     book = make(Lorebook, name=name, entries=entries, entry_keys=[str(i) for i in range(len(entries))])
     notes: list[str] = []
     missing = sum(1 for e in raw if not isinstance(e, dict) or "enabled" not in e)

@@ -90,7 +90,7 @@ def read_risu_lorebook(data: dict[str, Any], name: str, file: str | None) -> tup
         raise FormatError(f"must be an array of Risu lorebook rows, got {type_name(rows)}", file=file,
                           field="data")
     converted = [risu_entry_to_wi(e, i, file) for i, e in enumerate(rows)]
-    entries = [entry_from_json(wi, file, uid=wi["uid"]) for wi in converted]
+    entries = [entry_from_json(wi, file, uid=wi["uid"], imported=True) for wi in converted]
     notes: list[str] = []
     groups = folders(data)
     if groups:
