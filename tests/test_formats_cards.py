@@ -221,10 +221,19 @@ def test_unknown_spec_is_an_error() -> None:
 
 
 def test_bad_character_book_types() -> None:
-    card = {"spec": "chara_card_v2", "data": {"name": "N", "character_book": {"entries": "no"}}}
-    with pytest.raises(FormatError) as info:
-        load_bytes(json.dumps(card).encode(), "n.json")
-    assert str(info.value) == "n.json: field 'character_book.entries': must be an array, got string"
+    """A book SillyTavern's converter throws on leaves the card without a book (as SillyTavern
+    imports it), said in a warning; a false one is no book, silently. An entry field of a wrong
+    type is still an error naming it."""
+    card: dict = {"spec": "chara_card_v2", "data": {"name": "N", "description": "D"}}
+    for book, why in (({"entries": "no"}, "its entries are string, not an array"),
+                      ({}, "its entries are missing, not an array"), ([1], "is array, not an object"),
+                      ({"entries": [{"keys": ["a"]}, None]}, "its entry 1 is null, not an object"),
+                      (False, None), ("", None)):
+        card["data"]["character_book"] = book
+        loaded = load_bytes(json.dumps(card).encode(), "n.json")
+        assert (loaded.books, loaded.character.description) == ([], "D")
+        assert loaded.warnings == ([f"data.character_book {why}: SillyTavern imports the card without its book"]
+                                   if why else [])
     card["data"]["character_book"] = {"entries": [{"id": 1, "keys": "k", "content": "c"}]}
     with pytest.raises(LorescanError) as info:
         load_bytes(json.dumps(card).encode(), "n.json")
@@ -315,3 +324,27 @@ def test_an_imported_entry_hashes_as_each_version_stored_it() -> None:
     assert lore.activate(chat, timed=state, character=card_x, char_name="X").activated_keys() == ["B.0"]
     state.sticky["B.0"].hash = 7770550103786290        # 1.18's hash: not this entry under 1.12.6
     assert lore.activate(chat, timed=state, character=card_x, char_name="X").activated_keys() == []
+
+
+def test_fields_as_sillytavern_imports_them() -> None:
+    """What SillyTavern's importers keep of a card (values from running its own importer on
+    the same cards): a V1 card keeps only its V1 fields, and its creator notes are
+    ``creatorcomment ?? creator_notes`` without the placeholder; a V2 card's V2-only fields come
+    from ``data`` alone, and a card with a spec but no ``data`` has none."""
+    def read(card: dict) -> tuple:
+        loaded = load_bytes(json.dumps(card).encode(), "c.json")
+        c = loaded.character
+        return (c.name, c.description, c.creator_notes, c.system_prompt, c.tags, len(loaded.books), loaded.warnings)
+
+    book = {"entries": [{"id": 0, "keys": ["k"], "content": "c", "enabled": True}]}
+    v1 = {"name": "Ann", "description": "D", "creatorcomment": "CC", "creator_notes": "CN", "tags": "a, b ,c",
+          "system_prompt": "SP", "character_book": book}
+    assert read(v1) == ("Ann", "D", "CC", "", ["a", "b", "c"], 0, [
+        "a V1 card (no spec): SillyTavern's import keeps only its V1 fields, so its character_book, "
+        "system_prompt are not read"])
+    assert read({"name": "Ann", "description": "D", "creator_notes": "Creator's notes go here. X"})[2] == " X"
+    v2 = {"spec": "chara_card_v2", "creatorcomment": "CC", "data": {"name": "Ann", "description": "D"}}
+    assert read(v2)[2] == ""
+    no_data = {"spec": "chara_card_v2", "name": "Ann", "description": "TD", "creator_notes": "TCN",
+               "system_prompt": "TSP", "character_book": book}
+    assert read(no_data)[:6] == ("Ann", "TD", "", "", [], 0)

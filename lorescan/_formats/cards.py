@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._construct import build, make
 from .._errors import FormatError
+from .._js import trim, truthy
 from .._model import DepthPrompt, Lorebook
 from .common import (
     UNDEF,
@@ -173,12 +174,44 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def v2_fields(card: dict[str, Any]) -> dict[str, Any]:
+    """The object holding a card's V2-only fields (its book, prompts, creator notes, extensions):
+    ``data``, or nothing for a card without a ``data`` object. SillyTavern's importers keep only
+    the V1 fields of a V1 card, and its frontend reads the others from ``data`` alone."""
+    data = card.get("data")
+    return data if "spec" in card and isinstance(data, dict) else {}
+
+
+#: SillyTavern's V1 importers remove the first of these from a V1 card's ``creator_notes``
+_NOTES_PLACEHOLDER = "Creator's notes go here."
+
+
+def _creator_notes(card: dict[str, Any]) -> str:
+    """A card's creator notes as SillyTavern imports them: ``data.creator_notes`` for V2/V3; for
+    V1, ``creatorcomment ?? creator_notes`` (its placeholder removed)."""
+    if "spec" in card:
+        return _text(v2_fields(card).get("creator_notes"))
+    notes = card.get("creator_notes")
+    if isinstance(notes, str):
+        notes = notes.replace(_NOTES_PLACEHOLDER, "", 1)
+    comment = card.get("creatorcomment")
+    return _text(comment if comment is not None else notes)
+
+
+def _v1_tags(value: Any) -> list[Any]:
+    """A V1 card's tags as SillyTavern's ``convertToV2`` reads them: a string split at commas."""
+    if isinstance(value, str):
+        return [t for t in (trim(part) for part in value.split(",")) if t]
+    return list(value) if isinstance(value, list) else []
+
+
 def card_info(card: dict[str, Any], avatar: str | None = None) -> tuple[CardInfo, list[str]]:
     """The character fields of a card, as SillyTavern reads them (``data`` wins over top level)."""
     warnings: list[str] = []
     fmt = card_format(card) or "ccv1"
     data = card_data(card)
-    ext = data.get("extensions") if isinstance(data.get("extensions"), dict) else {}
+    v2 = v2_fields(card)
+    ext = v2.get("extensions") if isinstance(v2.get("extensions"), dict) else {}
     depth_prompt = None
     raw_dp = ext.get("depth_prompt")  # type: ignore[union-attr]
     if isinstance(raw_dp, dict):
@@ -197,8 +230,12 @@ def card_info(card: dict[str, Any], avatar: str | None = None) -> tuple[CardInfo
         if card.get("spec") != "chara_card_v3":
             warnings.append(f"unknown card spec {card.get('spec')!r}; read as V3")
     if "spec" in card and not isinstance(card.get("data"), dict):
-        warnings.append("card has a spec but no 'data' object; read its top-level fields")
-    book = data.get("character_book")
+        warnings.append("card has a spec but no 'data' object; read its top-level V1 fields (SillyTavern "
+                        "reads no book, prompts or creator notes from it)")
+    elif "spec" not in card and any(k in card for k in _V2_ONLY):
+        warnings.append("a V1 card (no spec): SillyTavern's import keeps only its V1 fields, so its "
+                        + ", ".join(k for k in _V2_ONLY if k in card) + " are not read")
+    book = v2.get("character_book")
     book_name = None
     if isinstance(book, dict):
         book_name = _text(book.get("name")) or f"{name}'s Lorebook"
@@ -209,13 +246,14 @@ def card_info(card: dict[str, Any], avatar: str | None = None) -> tuple[CardInfo
         description=_text(data.get("description")), personality=_text(data.get("personality")),
         scenario=_text(data.get("scenario")), first_mes=_text(data.get("first_mes")),
         mes_example=_text(data.get("mes_example")),
-        creator_notes=_text(data.get("creator_notes")) or _text(card.get("creatorcomment")),
-        system_prompt=_text(data.get("system_prompt")),
-        post_history_instructions=_text(data.get("post_history_instructions")),
-        alternate_greetings=[g for g in data.get("alternate_greetings") or [] if isinstance(g, str)]
-        if isinstance(data.get("alternate_greetings"), list) else [],
-        tags=list(data["tags"]) if isinstance(data.get("tags"), list) else [],
-        creator=_text(data.get("creator")), character_version=_text(data.get("character_version")),
+        creator_notes=_creator_notes(card),
+        system_prompt=_text(v2.get("system_prompt")),
+        post_history_instructions=_text(v2.get("post_history_instructions")),
+        alternate_greetings=[g for g in v2.get("alternate_greetings") or [] if isinstance(g, str)]
+        if isinstance(v2.get("alternate_greetings"), list) else [],
+        tags=(list(data["tags"]) if isinstance(data.get("tags"), list) else []) if "spec" in card
+        else _v1_tags(data.get("tags")),
+        creator=_text(data.get("creator")), character_version=_text(v2.get("character_version")),
         depth_prompt=depth_prompt,
         world=ext.get("world") if isinstance(ext.get("world"), str) and ext.get("world") else None,  # type: ignore[union-attr]
         avatar=avatar or (f"{name}.png" if name else None), book_name=book_name,
@@ -223,23 +261,42 @@ def card_info(card: dict[str, Any], avatar: str | None = None) -> tuple[CardInfo
     return info, warnings
 
 
+#: fields only ``data`` holds: a V1 card's top-level ones are dropped by SillyTavern's import
+_V2_ONLY = ("character_book", "system_prompt", "post_history_instructions", "alternate_greetings", "extensions")
+
+
+def _book_problem(raw: Any) -> str | None:
+    """Why SillyTavern's ``convertCharacterBook`` would throw on a card's truthy ``character_book``
+    (then the card is imported without a book), or None."""
+    if not isinstance(raw, dict):
+        return f"is {type_name(raw)}, not an object"
+    entries = raw.get("entries")
+    if not isinstance(entries, list):
+        return f"its entries are {'missing' if 'entries' not in raw else type_name(entries)}, not an array"
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, (dict, list)):
+            return f"its entry {i} is {type_name(entry)}, not an object"
+    return None
+
+
 def read_card(card: Any, file: str | None, avatar: str | None = None,
               v3_decorators: bool = False) -> tuple[CardInfo, list[Lorebook], list[str]]:
-    """A card object → its character info, its embedded book (scope ``character``) and warnings."""
+    """A card object → its character info, its embedded book (scope ``character``) and warnings.
+    A book SillyTavern's importer cannot convert leaves the card without one, as there."""
     if card_format(card) is None:
         raise FormatError("not a character card (no spec, name or char_name)", file=file)
     info, warnings = card_info(card, avatar)
-    data = card_data(card)
     books: list[Lorebook] = []
-    if "character_book" in data and data["character_book"] is not None:
-        raw = data["character_book"]
-        if not isinstance(raw, dict):
-            raise FormatError(f"must be an object, got {type_name(raw)}", file=file,
-                              field="data.character_book")
-        book, notes = read_character_book(raw, info.book_name or f"{info.name}'s Lorebook", file,
-                                          scope="character", v3_decorators=v3_decorators)
-        books.append(book)
-        warnings.extend(notes)
+    raw = v2_fields(card).get("character_book")
+    if truthy(raw):
+        problem = _book_problem(raw)
+        if problem is not None or not isinstance(raw, dict):
+            warnings.append(f"data.character_book {problem}: SillyTavern imports the card without its book")
+        else:
+            book, notes = read_character_book(raw, info.book_name or f"{info.name}'s Lorebook", file,
+                                              scope="character", v3_decorators=v3_decorators)
+            books.append(book)
+            warnings.extend(notes)
     return info, books, warnings
 
 
