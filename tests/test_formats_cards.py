@@ -348,3 +348,16 @@ def test_fields_as_sillytavern_imports_them() -> None:
     no_data = {"spec": "chara_card_v2", "name": "Ann", "description": "TD", "creator_notes": "TCN",
                "system_prompt": "TSP", "character_book": book}
     assert read(no_data)[:6] == ("Ann", "TD", "", "", [], 0)
+
+
+def test_a_book_never_read_is_kept_when_the_card_is_written() -> None:
+    """A malformed book (or a V1 card's top-level one) was never read, so writing the card keeps it
+    as it was; a book that was read and then removed is removed."""
+    for card in ({"spec": "chara_card_v2", "data": {"name": "N", "character_book": {"entries": "no"}}},
+                 {"name": "N", "description": "D", "character_book": {"entries": []}}):
+        loaded = load_bytes(json.dumps(card).encode(), "c.json")
+        assert cards.card_of(loaded) == card
+    card = {"spec": "chara_card_v2", "data": {"name": "N", "character_book": {"entries": []}}}
+    loaded = load_bytes(json.dumps(card).encode(), "c.json")
+    loaded.books.clear()
+    assert cards.card_of(loaded) == {"spec": "chara_card_v2", "data": {"name": "N"}}

@@ -431,8 +431,9 @@ def card_with_book(card: dict[str, Any], book: Lorebook | None) -> dict[str, Any
         out["data"] = data
     else:
         data = out
-    if book is None:
-        if isinstance(data.get("character_book"), dict):
+    if book is None:     # a book removed; one never read (malformed, or a V1 card's) stays as it was
+        raw = data.get("character_book")
+        if data is not out and truthy(raw) and _book_problem(raw) is None:
             del data["character_book"]
     else:
         data["character_book"] = character_book_json(book)
