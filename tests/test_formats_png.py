@@ -128,7 +128,7 @@ def test_invalid_base64_and_json() -> None:
         load_bytes(_png(_chunk(b"tEXt", b"chara\0" + bad_json.encode())), "json.png")
     assert str(info.value).startswith("json.png: tEXt 'chara': invalid JSON: Expecting value")
     not_utf8 = base64.b64encode(b'\xff\xfe').decode()
-    with pytest.raises(FormatError, match="does not decode to UTF-8"):
+    with pytest.raises(FormatError, match="invalid JSON"):      # read as U+FFFD U+FFFD, as Node reads it
         load_bytes(_png(_chunk(b"tEXt", b"chara\0" + not_utf8.encode())), "u.png")
     array = base64.b64encode(b"[1, 2]").decode()
     with pytest.raises(FormatError, match="holds JSON list, not a card object"):
@@ -195,3 +195,21 @@ def test_crc_is_recomputed_on_write() -> None:
         assert zlib.crc32(ctype + body) & 0xFFFFFFFF == crc
         pos += 12 + length
     assert pos == len(data)
+
+
+def test_a_card_payload_is_read_as_sillytavern_reads_it() -> None:
+    """SillyTavern's server decodes the card chunk with Node's Buffer: both base64 alphabets, other
+    characters skipped, a lone last character dropped, and bytes that are not UTF-8 read as U+FFFD
+    (each value below is what Node gives for the same chunk). Each is said in a warning."""
+    latin = base64.b64encode(b'{"name": "Caf\xe9", "description": "D"}').decode()
+    loaded = load_bytes(_png(_chunk(b"tEXt", b"chara\0" + latin.encode())), "l.png")
+    assert loaded.character.name == "Caf\ufffd"
+    assert loaded.warnings == ["tEXt 'chara' is not all UTF-8 (byte 13); such bytes are read as U+FFFD, "
+                               "as SillyTavern reads them"]
+    url_safe = base64.urlsafe_b64encode(json.dumps({"name": "Ann??>", "description": "D"}).encode()).decode()
+    loaded = load_bytes(_png(_chunk(b"tEXt", b"chara\0!" + url_safe.encode() + b"Z")), "u.png")
+    assert loaded.character.name == "Ann??>"
+    assert loaded.warnings == ["tEXt 'chara' is not strict base64; read as SillyTavern reads it (other "
+                               "characters skipped, a lone last character dropped)"]
+    assert (png.node_base64("YW-_"), png.node_base64("YWJj=ZGVm"), png.node_base64("Y=WJj"),
+            png.node_base64("YWJjZ")) == (bytes([97, 111, 191]), b"abc", b"", b"abc")

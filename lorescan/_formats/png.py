@@ -104,8 +104,31 @@ def find_text(chunks: list[Chunk], keyword: str) -> Chunk | None:
     return None
 
 
-def decode_payload(text: str, file: str | None, keyword: str) -> Any:
-    """base64 → UTF-8 → JSON, with a one-line error saying which step failed."""
+def decode_payload(text: str, file: str | None, keyword: str, warnings: list[str] | None = None) -> Any:
+    """base64 → UTF-8 → JSON, with a one-line error saying which step failed. With ``warnings``
+    (a card, which SillyTavern's server reads with Node's ``Buffer``), loose base64 and bytes that
+    are not UTF-8 are read as Node reads them, and a warning says so."""
+    if warnings is not None:
+        raw = node_base64(text)
+        notes = []
+        loose = not _BASE64.fullmatch(text) or len("".join(text.split()).rstrip("=")) % 4 == 1
+        if loose:
+            notes.append(f"tEXt {keyword!r} is not strict base64; read as SillyTavern reads it "
+                         "(other characters skipped, a lone last character dropped)")
+        try:
+            json_text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            json_text = raw.decode("utf-8", "replace")
+            notes.append(f"tEXt {keyword!r} is not all UTF-8 (byte {exc.start}); such bytes are read as "
+                         "U+FFFD, as SillyTavern reads them")
+        try:
+            card = parse_json(json_text, file, what=f"tEXt {keyword!r}: ")
+        except FormatError:
+            if loose:
+                raise FormatError(f"tEXt {keyword!r} is not valid base64", file=file) from None
+            raise
+        warnings.extend(notes)
+        return card
     if not _BASE64.fullmatch(text):
         raise FormatError(f"tEXt {keyword!r} is not valid base64", file=file)
     compact = "".join(text.split()).rstrip("=")
@@ -122,6 +145,18 @@ def decode_payload(text: str, file: str | None, keyword: str) -> Any:
     return parse_json(json_text, file, what=f"tEXt {keyword!r}: ")
 
 
+_NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/]")
+_URL_SAFE = str.maketrans("-_", "+/")
+
+
+def node_base64(text: str) -> bytes:
+    """``Buffer.from(text, 'base64')``: both alphabets, every other character skipped, the text read
+    up to its first ``=``, and a lone last character dropped."""
+    digits = _NOT_BASE64.sub("", text.split("=", 1)[0].translate(_URL_SAFE))
+    digits = digits[:len(digits) - (len(digits) % 4 == 1)]
+    return base64.b64decode(digits + "=" * (-len(digits) % 4))
+
+
 def read_card_png(data: bytes, file: str | None) -> tuple[Any, str, list[str]]:
     """The card JSON of a PNG, the keyword it came from, and warnings (``ccv3`` preferred)."""
     chunks, trailing = read_chunks(data, file)
@@ -136,13 +171,13 @@ def read_card_png(data: bytes, file: str | None) -> tuple[Any, str, list[str]]:
     if chunk is None:
         found = sorted({c.keyword or "" for c in texts})
         raise FormatError(f"PNG has no 'chara' or 'ccv3' tEXt chunk (found: {', '.join(found)})", file=file)
-    card = decode_payload(chunk.text, file, keyword)
+    card = decode_payload(chunk.text, file, keyword, warnings)
     if not isinstance(card, dict):
         raise FormatError(f"tEXt {keyword!r} holds JSON {type(card).__name__}, not a card object", file=file)
     other = find_text(chunks, "chara" if keyword == "ccv3" else "ccv3")
     if keyword == "ccv3" and other is not None and other.text and other.text != chunk.text:
         try:
-            v2 = decode_payload(other.text, file, "chara")
+            v2 = decode_payload(other.text, file, "chara", [])
         except FormatError:
             v2 = None
         if isinstance(v2, dict) and _strip_spec(v2) != _strip_spec(card):
