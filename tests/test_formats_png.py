@@ -213,3 +213,15 @@ def test_a_card_payload_is_read_as_sillytavern_reads_it() -> None:
                                "characters skipped, a lone last character dropped)"]
     assert (png.node_base64("YW-_"), png.node_base64("YWJj=ZGVm"), png.node_base64("Y=WJj"),
             png.node_base64("YWJjZ")) == (bytes([97, 111, 191]), b"abc", b"", b"abc")
+
+
+def test_iend_is_taken_as_sillytavern_takes_it() -> None:
+    """SillyTavern's PNG reader stops at IEND's type: a bad IEND CRC, or a file cut just after
+    IEND's type, still reads (every other chunk's CRC is checked)."""
+    payload = base64.b64encode(json.dumps(CARD).encode())
+    good = _png(_chunk(b"tEXt", b"chara\0" + payload))
+    name = CARD["data"]["name"]
+    assert load_bytes(good[:-4] + b"\0\0\0\0", "crc.png").character.name == name
+    assert load_bytes(good[:-4], "cut.png").character.name == name
+    with pytest.raises(FormatError, match="bad CRC"):
+        load_bytes(good[:-len(_chunk(b"IEND", b"")) - 1] + b"\0" + _chunk(b"IEND", b""), "text.png")

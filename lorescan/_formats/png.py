@@ -66,7 +66,7 @@ def is_png(data: bytes) -> bool:
 
 
 def read_chunks(data: bytes, file: str | None) -> tuple[list[Chunk], bytes]:
-    """Every chunk up to and including ``IEND`` (CRCs checked), and any bytes after it."""
+    """Every chunk up to and including ``IEND`` (CRCs checked, but ``IEND``'s), and any bytes after it."""
     if not data.startswith(SIGNATURE):
         raise FormatError("not a PNG file (bad signature)", file=file)
     chunks: list[Chunk] = []
@@ -80,6 +80,9 @@ def read_chunks(data: bytes, file: str | None) -> tuple[list[Chunk], bytes]:
             raise FormatError(f"PNG chunk {name!r} at byte {pos} is {length} bytes; chunks over "
                               f"{MAX_CHUNK_BYTES} bytes are refused", file=file)
         end = pos + 12 + length
+        if ctype == b"IEND":    # as SillyTavern's reader: its CRC is never read (nor need be there)
+            chunks.append(Chunk(ctype, data[pos + 8:pos + 8 + length]))
+            return chunks, data[end:]
         if end > len(data):
             raise FormatError(f"truncated PNG: chunk {name!r} at byte {pos} needs {length} bytes "
                               f"but the file ends at byte {len(data)}", file=file)
@@ -91,8 +94,6 @@ def read_chunks(data: bytes, file: str | None) -> tuple[list[Chunk], bytes]:
         if len(chunks) > MAX_CHUNKS:
             raise FormatError(f"PNG has more than {MAX_CHUNKS} chunks", file=file)
         pos = end
-        if ctype == b"IEND":
-            return chunks, data[pos:]
 
 
 def find_text(chunks: list[Chunk], keyword: str) -> Chunk | None:
