@@ -182,3 +182,18 @@ def test_what_is_taken_for_a_zip_archive() -> None:
     assert not charx.is_zip(b"data " + b"PK\x05\x06" + bytes(18))
     assert charx.is_zip(charx.ZIP_MAGIC + b"truncated")     # from the first byte: read, then refused
     assert not charx.is_zip(b"")
+
+
+def test_the_card_is_the_first_member_named_card_json() -> None:
+    """SillyTavern reads the first member whose name ends with ``card.json`` (not under
+    ``__MACOSX``), wherever it lies; writing the card back replaces that member."""
+    def card(name: str) -> bytes:
+        return json.dumps({"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": name}}).encode()
+    data = _zip({"__MACOSX/card.json": card("Mac"), "sub/card.json": card("Bea"), "card.json": card("Ann")})
+    loaded = load_bytes(data, "c.charx")
+    assert loaded.character.name == "Bea"
+    assert loaded.warnings == ["the card is 'sub/card.json' (the first member named *card.json, as SillyTavern "
+                               "reads it)"]
+    assert load_bytes(_zip({"mycard.json": card("My")}), "m.charx").character.name == "My"
+    out = zipfile.ZipFile(io.BytesIO(charx.write_charx({"spec": "chara_card_v3", "data": {"name": "New"}}, data)))
+    assert [json.loads(out.read(n))["data"]["name"] for n in out.namelist()] == ["Mac", "New", "Ann"]

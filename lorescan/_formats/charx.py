@@ -181,16 +181,25 @@ def member_names(data: bytes, file: str | None) -> list[str]:
     return open_zip(data, file).namelist()
 
 
+def card_member(names: list[str]) -> str | None:
+    """The archive's card, as SillyTavern finds it: the first member whose name ends with
+    ``card.json`` (``sub/card.json`` and ``mycard.json`` too), outside ``__MACOSX``."""
+    return next((n for n in names if n.endswith(CARD_MEMBER) and not n.startswith("__MACOSX")), None)
+
+
 def read_charx(data: bytes, file: str | None) -> tuple[dict[str, Any], bytes | None, list[str]]:
     """The card of a CHARX, its icon image (if any) and warnings."""
     archive = open_zip(data, file)
     names = archive.namelist()
-    if CARD_MEMBER not in names:
+    member = card_member(names)
+    if member is None:
         raise FormatError("ZIP has no card.json, so it is not a CHARX card", file=file)
     warnings: list[str] = []
     if zip_offset(data) > 0:
         warnings.append(f"{zip_offset(data)} bytes before the ZIP archive are ignored")
-    text = decode_text(read_member(archive, CARD_MEMBER, file, MAX_CARD_BYTES), file, "card.json ")
+    if member != CARD_MEMBER:
+        warnings.append(f"the card is {member!r} (the first member named *card.json, as SillyTavern reads it)")
+    text = decode_text(read_member(archive, member, file, MAX_CARD_BYTES), file, "card.json ")
     card = parse_json(text, file, what="card.json: ")
     if not isinstance(card, dict):
         raise FormatError("card.json is not a JSON object", file=file)
@@ -230,8 +239,9 @@ def write_charx(card: dict[str, Any], original: bytes | None = None, icon: bytes
     with zipfile.ZipFile(out, "w", ZIP_DEFLATED) as target:
         if original is not None:
             source = open_zip(original, None)
+            member = card_member(source.namelist())
             for info in source.infolist():
-                if info.filename == CARD_MEMBER:
+                if info.filename == member:
                     target.writestr(info, body)
                 else:
                     target.writestr(info, read_member(source, info.filename, None, MAX_TOTAL_BYTES))
@@ -267,7 +277,7 @@ def is_zip(data: bytes) -> bool:
 
 def _read(data: bytes, ctx: ReadContext) -> Reading:
     names = member_names(data, ctx.file)
-    if CARD_MEMBER not in names:
+    if card_member(names) is None:
         if "manifest.json" in names and any(n.startswith("characters/") for n in names):
             raise FormatError("Backyard AI archive (.byaf) is not supported; export the character as a "
                               "PNG or JSON card", file=ctx.file)
