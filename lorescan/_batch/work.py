@@ -100,7 +100,7 @@ def read_books(spec: BatchSpec) -> tuple[list[Lorebook], list[Lorebook] | None, 
         loaded = load_bytes(data, path)
         per_file.append(list(loaded.books))
         if character is None and loaded.character is not None:
-            character = character_from_card(loaded.character, path)
+            character = character_from_card(loaded.character, path, spec.st_version)
     books = [b for bs in per_file for b in bs]
     if spec.edited is None:
         return books, None, character
