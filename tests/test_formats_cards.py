@@ -345,6 +345,9 @@ def test_fields_as_sillytavern_imports_them() -> None:
     assert read({"name": "Ann", "description": "D", "creator_notes": "Creator's notes go here. X"})[2] == " X"
     v2 = {"spec": "chara_card_v2", "creatorcomment": "CC", "data": {"name": "Ann", "description": "D"}}
     assert read(v2)[2] == ""
+    # readFromV2: a V1 field data has (even "") is data's; one it lacks is the top level's
+    v2 = {"spec": "chara_card_v2", "name": "Top", "description": "TD", "tags": ["t"], "data": {"name": ""}}
+    assert read(v2)[:5] == ("", "TD", "", "", ["t"])
     no_data = {"spec": "chara_card_v2", "name": "Ann", "description": "TD", "creator_notes": "TCN",
                "system_prompt": "TSP", "character_book": book}
     assert read(no_data)[:6] == ("Ann", "TD", "", "", [], 0)

@@ -245,7 +245,10 @@ def card_info(card: dict[str, Any], avatar: str | None = None) -> tuple[CardInfo
             depth_prompt = build(DepthPrompt, raw_dp)
         except ValidationError:
             warnings.append("data.extensions.depth_prompt has values of the wrong type; ignored")
-    name = _text(data.get("name")) or _text(card.get("name"))
+    def v1(field: str) -> Any:      # readFromV2: data's value when it has one, else the top level's
+        return data[field] if field in data else card.get(field)
+
+    name = _text(v1("name"))
     spec_version = card.get("spec_version")
     if fmt == "ccv3":
         try:
@@ -269,16 +272,14 @@ def card_info(card: dict[str, Any], avatar: str | None = None) -> tuple[CardInfo
         name=name, format=fmt,
         spec=card.get("spec") if isinstance(card.get("spec"), str) else None,
         spec_version=str(spec_version) if spec_version is not None else None,
-        description=_text(data.get("description")), personality=_text(data.get("personality")),
-        scenario=_text(data.get("scenario")), first_mes=_text(data.get("first_mes")),
-        mes_example=_text(data.get("mes_example")),
+        description=_text(v1("description")), personality=_text(v1("personality")),
+        scenario=_text(v1("scenario")), first_mes=_text(v1("first_mes")), mes_example=_text(v1("mes_example")),
         creator_notes=_creator_notes(card),
         system_prompt=_text(v2.get("system_prompt")),
         post_history_instructions=_text(v2.get("post_history_instructions")),
         alternate_greetings=[g for g in v2.get("alternate_greetings") or [] if isinstance(g, str)]
         if isinstance(v2.get("alternate_greetings"), list) else [],
-        tags=(list(data["tags"]) if isinstance(data.get("tags"), list) else []) if "spec" in card
-        else _v1_tags(data.get("tags")),
+        tags=(list(v1("tags")) if isinstance(v1("tags"), list) else []) if "spec" in card else _v1_tags(v1("tags")),
         creator=_text(data.get("creator")), character_version=_text(v2.get("character_version")),
         depth_prompt=depth_prompt,
         world=ext.get("world") if isinstance(ext.get("world"), str) and ext.get("world") else None,  # type: ignore[union-attr]
