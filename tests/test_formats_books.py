@@ -242,8 +242,11 @@ def test_an_entry_that_is_an_array_is_read_as_an_empty_disabled_entry() -> None:
         (0, None, True, 1), (5, ["k"], False, 1)]
     novel = _entries({"lorebookVersion": 5, "entries": [[1]]})
     assert [(e.get("key"), e["disable"], e["order"], e["addMemo"]) for e in novel] == [(None, True, 0, False)]
-    agnai = _entries({"kind": "memory", "entries": [[]]})
-    assert [(e.get("key"), e["disable"], e["addMemo"]) for e in agnai] == [(None, True, False)]
+    agnai = _entries({"kind": "memory", "entries": [[], 5, "x", True]})
+    assert [(e.get("key"), e["disable"], e["addMemo"]) for e in agnai] == [(None, True, False)] * 4
+    assert len(_entries({"lorebookVersion": 5, "entries": [7, "y"]})) == 2     # NovelAI's too
+    with pytest.raises(FormatError, match="must be an object, got null"):
+        _entries({"kind": "memory", "entries": [None]})
 
 
 def test_novelai_display_name_is_trimmed_as_javascript_does_and_must_be_a_string() -> None:

@@ -37,7 +37,7 @@ def is_memory_book(data: Any) -> bool:
 
 def agnai_entry_to_wi(entry: Any, index: int, file: str | None = None) -> dict[str, Any]:
     """One memory entry → engine entry JSON."""
-    entry = object_entry(entry, file, f"entries[{index}]")
+    entry = object_entry(entry, file, f"entries[{index}]", primitives=True)
     name = get(entry, "name")
     fields = {
         "key": get(entry, "keywords"), "keysecondary": [], "comment": name,

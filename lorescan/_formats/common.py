@@ -95,12 +95,14 @@ def defined(obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if v is not UNDEF}
 
 
-def object_entry(entry: Any, file: str | None, field: str) -> dict[str, Any]:
+def object_entry(entry: Any, file: str | None, field: str, primitives: bool = False) -> dict[str, Any]:
     """An importer's entry as an object. SillyTavern's importers read an array's fields as missing
-    (the entry then has no keys and is disabled); any other value is an error here, as there."""
+    (the entry then has no keys and is disabled), and so a number's, string's or boolean's when
+    they only read fields (``primitives``: NovelAI's and Agnai's; the card converter writes an
+    ``id`` into a primitive entry and throws); null, and any other value, is an error, as there."""
     if isinstance(entry, dict):
         return entry
-    if isinstance(entry, list):
+    if isinstance(entry, list) or (primitives and entry is not None):
         return {}
     raise FormatError(f"must be an object, got {type_name(entry)}", file=file, field=field)
 

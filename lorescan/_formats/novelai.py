@@ -62,7 +62,7 @@ def is_scenario(data: Any) -> bool:
 
 def novel_entry_to_wi(entry: Any, index: int, file: str | None = None) -> dict[str, Any]:
     """One NovelAI entry → engine entry JSON (``convertNovelLorebook``)."""
-    entry = object_entry(entry, file, f"entries[{index}]")
+    entry = object_entry(entry, file, f"entries[{index}]", primitives=True)
     name = get(entry, "displayName")
     if name is not UNDEF and not isinstance(name, str):     # SillyTavern calls its trim()
         raise FormatError(f"must be a string, got {type_name(name)}", file=file, uid=index, field="displayName")
