@@ -8,6 +8,7 @@ edge that reads them; the engine never does I/O.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,10 +125,34 @@ def load_inputs(book_paths: list[str], chat_path: str | None = None, settings_pa
                   char_name=char, character=character, seed=seed, warnings=warnings)
 
 
+_ILLEGAL = re.compile(r'[/?<>\\:*|"]')
+_CONTROL = re.compile(r"[\x00-\x1f\x80-\x9f]")
+_DOTS = re.compile(r"^\.+$")
+_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$", re.IGNORECASE)
+_TRAILING = re.compile(r"[. ]+$")
+
+
+def sanitized_name(name: str) -> str:
+    """A name as SillyTavern's importer cleans it (the ``sanitize-filename`` package): no
+    ``/ ? < > \\ : * | "`` or control characters, no trailing dots or spaces, a reserved device
+    name or dots alone empty, and at most 255 UTF-8 bytes (whole characters)."""
+    out = name
+    for pattern in (_ILLEGAL, _CONTROL, _DOTS, _RESERVED, _TRAILING):
+        out = pattern.sub("", out)
+    while len(out.encode("utf-8", "surrogatepass")) > 255:
+        out = out[:-1]
+    return out
+
+
+def imported_name(name: str, fmt: str, mode: str) -> str:
+    """The character's name once SillyTavern imported its card: 1.18 cleans every card's name
+    (:func:`sanitized_name`), 1.12.6 only a V1 card's (it copies a V2 card's ``data.name`` back)."""
+    return sanitized_name(name) if mode == "1.18" or fmt == "ccv1" else name
+
+
 def character_from_card(card: Any, path: str, st_version: str = "1.18") -> Character:
     """The :class:`Character` a loaded card describes (name, avatar file, tags and the fields
     entries can match), named as SillyTavern ``st_version`` names it once imported."""
-    from ._formats.cards import imported_name
     from ._mode import version_mode
 
     get = (lambda k: getattr(card, k, None)) if not isinstance(card, dict) else card.get

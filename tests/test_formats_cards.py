@@ -370,8 +370,7 @@ def test_a_card_is_named_as_each_version_imports_it() -> None:
     """SillyTavern 1.18 cleans an imported card's name as the ``sanitize-filename`` package does
     ({{char}} is then "Dr. Who"); 1.12.6 only a V1 card's. (The cleaning agrees with that package
     on 3,000 generated names.)"""
-    from lorescan._formats.cards import sanitized_name
-    from lorescan._inputs import character_from_card
+    from lorescan._inputs import character_from_card, sanitized_name
 
     assert [sanitized_name(n) for n in ("Dr. Who?", "Mrs.", "AC/DC", 'Say "hi"', "con.txt", "é" * 150)] == [
         "Dr. Who", "Mrs", "ACDC", "Say hi", "", "é" * 127]

@@ -11,7 +11,6 @@ follows ``convertWorldInfoToCharacterBook``.
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -204,31 +203,6 @@ def _v1_tags(value: Any) -> list[Any]:
     if isinstance(value, str):
         return [t for t in (trim(part) for part in value.split(",")) if t]
     return list(value) if isinstance(value, list) else []
-
-
-_ILLEGAL = re.compile(r'[/?<>\\:*|"]')
-_CONTROL = re.compile(r"[\x00-\x1f\x80-\x9f]")
-_DOTS = re.compile(r"^\.+$")
-_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$", re.IGNORECASE)
-_TRAILING = re.compile(r"[. ]+$")
-
-
-def sanitized_name(name: str) -> str:
-    """A name as SillyTavern's importer cleans it (the ``sanitize-filename`` package): no
-    ``/ ? < > \\ : * | "`` or control characters, no trailing dots or spaces, a reserved device
-    name or dots alone empty, and at most 255 UTF-8 bytes (whole characters)."""
-    out = name
-    for pattern in (_ILLEGAL, _CONTROL, _DOTS, _RESERVED, _TRAILING):
-        out = pattern.sub("", out)
-    while len(out.encode("utf-8", "surrogatepass")) > 255:
-        out = out[:-1]
-    return out
-
-
-def imported_name(name: str, fmt: str, mode: str) -> str:
-    """The character's name once SillyTavern imported its card: 1.18 cleans every card's name
-    (:func:`sanitized_name`), 1.12.6 only a V1 card's (it copies a V2 card's ``data.name`` back)."""
-    return sanitized_name(name) if mode == "1.18" or fmt == "ccv1" else name
 
 
 def card_info(card: dict[str, Any], avatar: str | None = None) -> tuple[CardInfo, list[str]]:
