@@ -7,6 +7,7 @@ so a lorebook read and written back is the same JSON.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from enum import IntEnum
@@ -106,8 +107,9 @@ class _Ordered(BaseModel):
         try:    # entries read alike share one fields set (copied by _own before one changes)
             obj = build(cls, data, shared[1] if shared is not None else None)
         except ValidationError as exc:
-            loc, msg, got = _first_error(exc)
-            raise LorescanError(f"{msg} (got {got!r:.60})", uid=data.get("uid"), field=loc or None) from None
+            loc, msg, got = _first_error(exc)   # the value as the file writes it (JSON), cut short
+            shown = json.dumps(got, ensure_ascii=False, default=str)
+            raise LorescanError(f"{msg} (got {shown[:60]})", uid=data.get("uid"), field=loc or None) from None
         given = obj.__pydantic_fields_set__
         if shared is None:
             if len(_SHARES) >= 4096:     # a file of ever new key orders: each entry its own
@@ -383,8 +385,8 @@ _BRANCHES = {"bool": "true or false", "int": "a number", "float": "a number", "s
 
 def _first_error(exc: ValidationError) -> tuple[str, str, Any]:
     """The first error's field path, message and value. A value no branch of a union of scalars
-    takes is said once for the field (``must be true or false, a number, a string or null``),
-    not as the first branch's complaint under ``order.bool``."""
+    takes is said once for the field (``must be true or false, a number, a string or null``: each
+    such union of an entry takes null), not as the first branch's complaint under ``order.bool``."""
     errors = exc.errors()
     err = errors[0]
     loc = tuple(err.get("loc", ()))

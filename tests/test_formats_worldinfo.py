@@ -151,4 +151,4 @@ def test_a_value_no_scalar_type_takes_is_named_once_for_its_field() -> None:
                                "or null (got [1])")
     with pytest.raises(LorescanError) as info:
         load_bytes(b'{"entries": {"0": {"uid": "a b", "key": "a"}}}', "w.json")
-    assert str(info.value) == "w.json: entry a b: field 'key': Input should be a valid list (got 'a')"
+    assert str(info.value) == "w.json: entry a b: field 'key': Input should be a valid list (got \"a\")"
