@@ -225,3 +225,18 @@ def test_iend_is_taken_as_sillytavern_takes_it() -> None:
     assert load_bytes(good[:-4], "cut.png").character.name == name
     with pytest.raises(FormatError, match="bad CRC"):
         load_bytes(good[:-len(_chunk(b"IEND", b"")) - 1] + b"\0" + _chunk(b"IEND", b""), "text.png")
+
+
+def test_a_png_sillytavern_refuses_is_read_with_a_warning() -> None:
+    """SillyTavern's PNG reader refuses a PNG whose first chunk is not IHDR, and one with a NUL in
+    any tEXt chunk's text; lorescan reads the card and says that SillyTavern would not."""
+    payload = base64.b64encode(json.dumps(CARD).encode())
+    loaded = load_bytes(_png(_chunk(b"tEXt", b"Comment\0a\0b"), _chunk(b"tEXt", b"chara\0" + payload)), "n.png")
+    assert loaded.character.name == CARD["data"]["name"]
+    assert loaded.warnings[-1] == "SillyTavern refuses this PNG: tEXt 'Comment' holds a NUL in its text"
+    good = _png(_chunk(b"tEXt", b"chara\0" + payload))
+    ihdr_length = struct.unpack(">I", good[8:12])[0]
+    ihdr = good[8:8 + 12 + ihdr_length]
+    swapped = good[:8] + _chunk(b"tEXt", b"Software\0x") + ihdr + good[8 + len(ihdr):]
+    assert load_bytes(swapped, "s.png").warnings[-1] == ("SillyTavern refuses this PNG: its first chunk is "
+                                                         "'tEXt', not 'IHDR'")

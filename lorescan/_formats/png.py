@@ -163,6 +163,11 @@ def read_card_png(data: bytes, file: str | None) -> tuple[Any, str, list[str]]:
     chunks, trailing = read_chunks(data, file)
     warnings = [f"{len(trailing)} bytes after IEND are ignored"] if trailing else []
     texts = [c for c in chunks if c.type == b"tEXt"]
+    refused = [f"its first chunk is {chunks[0].type.decode('latin-1')!r}, not 'IHDR'"] if chunks[0].type != b"IHDR" \
+        else []
+    refused += [f"tEXt {c.keyword!r} holds a NUL in its text" for c in texts if "\0" in c.text]
+    if refused:     # read all the same: what lorescan shows, SillyTavern would not import
+        warnings.append(f"SillyTavern refuses this PNG: {'; '.join(refused)}")
     if not texts:
         raise FormatError("PNG has no tEXt metadata, so no character card", file=file)
     chunk = find_text(chunks, "ccv3")
