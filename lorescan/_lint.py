@@ -69,8 +69,21 @@ CODES: dict[str, tuple[Severity, str]] = {
     "case-mismatch-own-content": ("info", "a case-sensitive key appears in its own content only in another case"),
     "single-member-group": ("warning", "an inclusion group with a single member"),
     "duplicate-uid": ("error", "two entries share one <book>.<uid>: SillyTavern keeps one activation per uid"),
+    "new-macro-engine": ("info", "SillyTavern 1.17+'s default macro engine substitutes this text differently from "
+                                 "the legacy engine lorescan follows"),
     **TYPE_CODES,
 }
+
+
+#: what the legacy macro engine (lorescan's) and 1.18's default one substitute differently, by text alone
+_NEW_ENGINE = [
+    (re.compile(r"\{\{\s+(?:[A-Za-z_]|//)|\{\{[A-Za-z_][\w-]*\s+\}\}"), "spaces inside the braces of a macro"),
+    (re.compile(r"\\[{}]"), "an escaped brace"),
+    (re.compile(r"\{\{\s*[!#?~]"), "a macro flag ({{!…}}, {{#…}}, {{?…}} or {{~…}})"),
+    (re.compile(r"\{\{\s*(?:if|else|space)\b|\{\{\s*/(?!/)", re.IGNORECASE), "{{if}}, {{else}}, {{space}} or {{/…}}"),
+    (re.compile(r"\{\{(?:reverse|newline|trim|noop|space)::", re.IGNORECASE), "a {{macro::argument}}"),
+    (re.compile(r"\{\{//\}\}"), "an empty comment {{//}}"),
+]
 
 
 @dataclass(frozen=True)
@@ -242,6 +255,8 @@ class _Linter:
                 self.keys(book, ce, "keysecondary", sec)
                 self.selective(book, ce, sec)
         self.delay(book, ce, levels)
+        if self.mode.version == "1.18":
+            self.macro_engine(book, ce, keys)
         self.triggers(book, ce)
         self.position(book, ce)
         self.probability(book, ce)
@@ -376,6 +391,20 @@ class _Linter:
                      f"delayUntilRecursion {_j(ce.entry.delayUntilRecursion)}: {why}; the entry never fires",
                      "turn world_info_recursive on, or clear delayUntilRecursion",
                      None if self.explicit_settings else "warning")
+
+    def macro_engine(self, book: str, ce: CompiledEntry, keys: list[Any]) -> None:
+        """Texts the two 1.18 macro engines substitute differently (see the README's *Macros*)."""
+        sec = ce.keys_secondary if isinstance(ce.keys_secondary, list) else []
+        texts = [("key", k) for k in keys] + [("keysecondary", k) for k in sec] + [("content", ce.raw_content)]
+        for field, text in texts:
+            what = next((w for pattern, w in _NEW_ENGINE if isinstance(text, str) and pattern.search(text)), None)
+            if what is not None:
+                shown = text if len(text) <= 60 else text[:57] + "..."
+                self.add("new-macro-engine", ce, book, field,
+                         f"{field} '{shown}' holds {what}: SillyTavern 1.18's default (new) macro engine "
+                         "substitutes it differently; lorescan follows the legacy engine",
+                         "write the macro plainly ({{user}}, no spaces, escapes or flags); with Experimental "
+                         "macro engine on in SillyTavern, expect a difference here")
 
     def triggers(self, book: str, ce: CompiledEntry) -> None:
         raw = ce.entry.triggers
