@@ -27,7 +27,7 @@ from ._errors import FormatError, LorescanError
 from ._formats import chats, registry
 from ._formats.cards import CardInfo
 from ._formats.chats import Chat
-from ._formats.common import decode_text, parse_json, read_file, type_name
+from ._formats.common import decode_as_sillytavern, parse_json, read_file, type_name
 from ._formats.registry import Format, ReadContext, Shape
 from ._formats.worldinfo import book_name
 from ._formats.yamldoc import parse_yaml
@@ -89,7 +89,11 @@ def load_bytes(data: bytes, path: str, *, name: str | None = None, v3_decorators
             elif data.startswith(b"\xff\xd8\xff") or b"\0" in data[:1024]:
                 raise FormatError("binary file of an unsupported format (not a PNG card, CHARX or text)", file=file)
             else:
-                loaded = _load_text(decode_text(data, file), opts)
+                text, bad = decode_as_sillytavern(data)
+                loaded = _load_text(text, opts)
+                if bad is not None:
+                    loaded.warnings.insert(0, f"not all UTF-8 (byte {bad}): such bytes are read as U+FFFD, "
+                                              "as SillyTavern reads the file")
     except LorescanError as exc:
         raise exc.with_file(file) from None
     except RecursionError:

@@ -197,3 +197,10 @@ def test_the_card_is_the_first_member_named_card_json() -> None:
     assert load_bytes(_zip({"mycard.json": card("My")}), "m.charx").character.name == "My"
     out = zipfile.ZipFile(io.BytesIO(charx.write_charx({"spec": "chara_card_v3", "data": {"name": "New"}}, data)))
     assert [json.loads(out.read(n))["data"]["name"] for n in out.namelist()] == ["Mac", "New", "Ann"]
+
+
+def test_a_card_json_that_is_not_all_utf8_is_read_as_sillytavern_reads_it() -> None:
+    card = '{"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "Zoé"}}'.encode("latin-1")
+    loaded = load_bytes(_zip({"card.json": card}), "z.charx")
+    assert (loaded.character.name, loaded.warnings) == ("Zo\ufffd", [
+        "card.json is not all UTF-8 (byte 69): such bytes are read as U+FFFD, as SillyTavern reads it"])

@@ -152,3 +152,12 @@ def test_a_value_no_scalar_type_takes_is_named_once_for_its_field() -> None:
     with pytest.raises(LorescanError) as info:
         load_bytes(b'{"entries": {"0": {"uid": "a b", "key": "a"}}}', "w.json")
     assert str(info.value) == "w.json: entry a b: field 'key': Input should be a valid list (got \"a\")"
+
+
+def test_a_file_that_is_not_all_utf8_is_read_as_sillytavern_reads_it() -> None:
+    """SillyTavern reads a file with replacement characters for bytes that are not UTF-8 (a book
+    saved as Latin-1): so does lorescan, with a warning; the key then holds U+FFFD, as there."""
+    data = '{"entries": {"0": {"uid": 0, "key": ["café"], "content": "x"}}}'.encode("latin-1")
+    loaded = load_bytes(data, "latin.json")
+    assert loaded.books[0].entries[0].key == ["caf\ufffd"]
+    assert loaded.warnings == ["not all UTF-8 (byte 41): such bytes are read as U+FFFD, as SillyTavern reads the file"]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import FormatError
 from . import cards, png
-from .common import decode_text, dump_json, parse_json
+from .common import decode_as_sillytavern, dump_json, parse_json
 from .registry import Detector, Format, ReadContext, Reading
 
 if TYPE_CHECKING:
@@ -199,7 +199,10 @@ def read_charx(data: bytes, file: str | None) -> tuple[dict[str, Any], bytes | N
         warnings.append(f"{zip_offset(data)} bytes before the ZIP archive are ignored")
     if member != CARD_MEMBER:
         warnings.append(f"the card is {member!r} (the first member named *card.json, as SillyTavern reads it)")
-    text = decode_text(read_member(archive, member, file, MAX_CARD_BYTES), file, "card.json ")
+    text, bad = decode_as_sillytavern(read_member(archive, member, file, MAX_CARD_BYTES))
+    if bad is not None:
+        warnings.append(f"{member} is not all UTF-8 (byte {bad}): such bytes are read as U+FFFD, as SillyTavern "
+                        "reads it")
     card = parse_json(text, file, what="card.json: ")
     if not isinstance(card, dict):
         raise FormatError("card.json is not a JSON object", file=file)

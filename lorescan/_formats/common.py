@@ -132,6 +132,18 @@ def read_file(path: str | Path, limit: int = MAX_FILE_BYTES) -> bytes:
         raise LorescanError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
 
 
+def decode_as_sillytavern(data: bytes) -> tuple[str, int | None]:
+    """UTF-8 text without a leading byte-order mark, as SillyTavern reads a file it is given (the
+    browser's ``file.text()``, the server's ``readFileSync(…, 'utf8')``): bytes that are not UTF-8
+    become U+FFFD. Also the offset of the first such byte, or None."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return data.decode("utf-8", "replace"), exc.start
+
+
 def decode_text(data: bytes, file: str | None, what: str = "") -> str:
     """UTF-8 text without a leading byte-order mark."""
     if data.startswith(b"\xef\xbb\xbf"):
