@@ -11,7 +11,6 @@ forward (a replay's ``msg`` column and ``explain --at`` use the same numbers).
 
 from __future__ import annotations
 
-import json
 import weakref
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -108,7 +107,7 @@ def quote(text: Any) -> str:
 def _as_written(value: Any) -> str:
     """A JSON value as the book holds it: a string as it is, any other value as JSON (``5``,
     ``null``, ``{"a": 1}``), never Python's own spelling of it."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return value if isinstance(value, str) else _js.json_text(value)
 
 
 def message_label(chat: Sequence[ChatMessage], index: int) -> str:

@@ -7,6 +7,7 @@ SillyTavern reads lorebook fields raw, with JavaScript truthiness, loose equalit
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -186,6 +187,15 @@ def sort_descending(items: list[T], number: Callable[[T], float]) -> list[T]:
         d = by_item[id(b)] - by_item[id(a)]
         return 0.0 if d != d else d     # SortCompare: a NaN answer is +0
     return v8_sort(items, compare)
+
+
+def json_text(value: Any) -> str:
+    """A value as a JSON file writes it (``"a"``, ``true``, ``{"a": 1}``): how lorescan shows a
+    book's own values in messages, never in Python's spelling."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except ValueError:      # a structure that holds itself
+        return repr(value)
 
 
 def js_string(value: Any) -> str:

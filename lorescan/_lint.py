@@ -10,7 +10,6 @@ entries are not checked, since they never decide activation.
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from dataclasses import asdict, dataclass
@@ -527,12 +526,7 @@ class _Linter:
                              "replaces the earlier", "give every entry its own uid")
 
 
-def _j(value: Any) -> str:
-    """A value as JSON shows it (the lorebook's own notation)."""
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(value)
+_j = _js.json_text      # a value in the lorebook's own notation
 
 
 def _strict(value: Any, number: int) -> bool:

@@ -58,10 +58,7 @@ _FALSE_WORDS = frozenset(("false", "0", "no", "off", ""))
 _TRUE_WORDS = frozenset(("true", "1", "yes", "on"))
 
 
-def _j(value: Any) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False)
+_j = _js.json_text      # a value in the lorebook's own notation
 
 
 def _is_number(value: Any) -> bool:

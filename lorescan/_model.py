@@ -7,7 +7,6 @@ so a lorebook read and written back is the same JSON.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from enum import IntEnum
@@ -19,7 +18,7 @@ from pydantic_core import PydanticCustomError
 
 from ._construct import BULK, build, dump, gc_paused
 from ._errors import LorescanError
-from ._js import js_round, js_string, object_key_order, truthy
+from ._js import js_round, js_string, json_text, object_key_order, truthy
 
 Scalar = bool | int | float | str | None
 
@@ -107,9 +106,9 @@ class _Ordered(BaseModel):
         try:    # entries read alike share one fields set (copied by _own before one changes)
             obj = build(cls, data, shared[1] if shared is not None else None)
         except ValidationError as exc:
-            loc, msg, got = _first_error(exc)   # the value as the file writes it (JSON), cut short
-            shown = json.dumps(got, ensure_ascii=False, default=str)
-            raise LorescanError(f"{msg} (got {shown[:60]})", uid=data.get("uid"), field=loc or None) from None
+            loc, msg, got = _first_error(exc)   # the value as the file writes it, cut short
+            raise LorescanError(f"{msg} (got {json_text(got)[:60]})", uid=data.get("uid"),
+                                field=loc or None) from None
         given = obj.__pydantic_fields_set__
         if shared is None:
             if len(_SHARES) >= 4096:     # a file of ever new key orders: each entry its own
