@@ -145,13 +145,12 @@ def decode_as_sillytavern(data: bytes) -> tuple[str, int | None]:
 
 
 def decode_text(data: bytes, file: str | None, what: str = "") -> str:
-    """UTF-8 text without a leading byte-order mark."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FormatError(f"{what}is not UTF-8 text (bad byte at offset {exc.start})", file=file) from None
+    """UTF-8 text without a leading byte-order mark; a byte that is not UTF-8 is an error (for
+    lorescan's own files: scenarios, cases, settings)."""
+    text, bad = decode_as_sillytavern(data)
+    if bad is not None:
+        raise FormatError(f"{what}is not UTF-8 text (bad byte at offset {bad})", file=file)
+    return text
 
 
 def _no_constant(name: str) -> Any:
