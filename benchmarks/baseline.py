@@ -183,7 +183,7 @@ class _Run:
         if s.world_info_min_activations or s.world_info_use_group_scoring:
             raise Unsupported("minimum activations and group scoring are not implemented by the baseline")
         self.base, self.s, self.rng = base, s, rng
-        self.env = MacroEnv(user=user, char=char)
+        self.env = MacroEnv(user=user, char=char, engine="new")    # 1.18's default macro engine
         self.trigger = generation_type
         msgs = [m if isinstance(m, dict) else m.model_dump() for m in chat]
         kept = [(i, m) for i, m in enumerate(msgs) if not m.get("is_system")]

@@ -38,7 +38,7 @@ def load(path: str | Path, *, name: str | None = None, v3_decorators: bool = Fal
 def compile(books: Sequence[Lorebook], *, compat: str | Mode = "1.18",
             tokenizer: str | TokenCounter = "cl100k", quirks: bool = True,
             settings: Settings | None = None, cache: bool = False, word_boundaries: str | None = None,
-            card_book_settings: bool | None = None) -> Lore:
+            card_book_settings: bool | None = None, macro_engine: str | None = None) -> Lore:
     """Compile lorebooks once, for any number of evaluations (see :meth:`Lore.activate`).
 
     ``compat`` is the SillyTavern version to reproduce, ``tokenizer`` counts budget tokens and
@@ -46,9 +46,13 @@ def compile(books: Sequence[Lorebook], *, compat: str | Mode = "1.18",
     ``word_boundaries="unicode"`` (whole words in every script) and ``card_book_settings=True``
     (a character card book's own scan depth, token budget and recursion switch). Left at ``None``
     they are off (``"sillytavern"``, ``False``), or as a :class:`Mode` given as ``compat`` has them.
+    ``macro_engine`` is SillyTavern's own switch: ``"new"``, the engine 1.17 and later run by
+    default (the 1.18 default here), or ``"legacy"``, the one they run with "Experimental Macro
+    Engine" off and the only one 1.12.6 has.
     """
     return _compile(books, compat=compat, tokenizer=tokenizer, quirks=quirks, settings=settings,
-                    cache=cache, word_boundaries=word_boundaries, card_book_settings=card_book_settings)
+                    cache=cache, word_boundaries=word_boundaries, card_book_settings=card_book_settings,
+                    macro_engine=macro_engine)
 
 
 def activate(lore: Lore, request: ActivationRequest | None = None, **fields: Any) -> ActivationResult:

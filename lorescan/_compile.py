@@ -16,6 +16,7 @@ from os import PathLike
 from typing import Any
 
 from . import _construct, _js
+from ._macros import may_change
 from ._model import Entry, Lorebook, is_imported
 
 KNOWN_DECORATORS = ("@@activate", "@@dont_activate")
@@ -140,7 +141,7 @@ class CompiledEntry:
         self.rolls = self.use_probability and not (isinstance(p, (int, float)) and not isinstance(p, bool)
                                                    and p == 100)
         #: whether its content may hold a macro (else substitution leaves it as it is)
-        self.macros = "<" in self.content or "{{" in self.content
+        self.macros = may_change(self.content)
         grp = d["group"]
         self.group = grp
         self.group_names = _split_groups(grp) if grp and isinstance(grp, str) else _NO_GROUPS

@@ -24,7 +24,7 @@ from ._compile import CompiledEntry, compile_books, hash_imports_as_1_12, lorebo
 from ._construct import BULK, gc_paused, make
 from ._emit import KeptRecords, emit
 from ._index import BoundIndex, KeyIndex
-from ._macros import MacroEnv, card_text, evaluation_env, names_env, substitute
+from ._macros import MacroEnv, depth_prompt, evaluation_env, match_fields, names_env, substitute
 from ._match import MatchMode
 from ._mode import Mode, mode_for, with_options
 from ._model import GENERATION_TYPES, ActivationResult, Character, ChatMessage, Lorebook, Settings
@@ -99,9 +99,9 @@ class Lore:
     def __init__(self, books: Sequence[Lorebook], compat: Mode | str = "1.18",
                  tokenizer: str | TokenCounter = "cl100k", quirks: bool = True,
                  prepare: Settings | None = None, word_boundaries: str | None = None,
-                 card_book_settings: bool | None = None) -> None:
+                 card_book_settings: bool | None = None, macro_engine: str | None = None) -> None:
         self.books = lorebooks(books)
-        self.mode = with_options(mode_for(compat, quirks), word_boundaries, card_book_settings)
+        self.mode = with_options(mode_for(compat, quirks), word_boundaries, card_book_settings, macro_engine)
         self.counter = get_counter(tokenizer)
         self._plans: dict[tuple, Plan] = {}
         self._indexes: dict[MatchMode, KeyIndex] = {}
@@ -251,10 +251,10 @@ class _Evaluation:
         self.lore = lore
         self.dry_run = r.dry_run
         self.buckets = r.buckets
-        base_env = names_env(r.user_name, r.char_name, mode.version)
-        fields = _card_fields(r, base_env, mode.match_sources)
+        base_env = names_env(r.user_name, r.char_name, mode.version, mode.macro_engine)
         # keys, contents, the first message and the injections: substituteParams, card fields and all
         self.env = evaluation_env(base_env, ch, r.persona_description, mode.version)
+        fields = match_fields(self.env, ch is not None) if mode.match_sources else {}
         self.substituted = lore._substituted(self.env)
         messages = ScanMessages(r.chat, r.generation_type, s.world_info_include_names, self.env, lore._named,
                                 self.substituted)
@@ -520,27 +520,6 @@ def stage_state(lore: Lore, request: ActivationRequest) -> EvalState:
     return _Evaluation(lore, request).st
 
 
-def _card_fields(r: ActivationRequest, env: MacroEnv, match_sources: bool) -> dict[str, str]:
-    """The character and persona fields entries can match (1.18's ``match*`` sources), trimmed and
-    with macros substituted; none when the version has no such sources."""
-    fields: dict[str, str] = {}
-    if not match_sources:
-        return fields
-
-    def field(text: str | None) -> str:
-        return substitute(_js.trim(text or ""), env)
-
-    fields["persona_description"] = field(r.persona_description)
-    ch = r.character
-    if ch is not None:
-        fields["character_description"] = field(ch.description)
-        fields["character_personality"] = field(ch.personality)
-        fields["character_depth_prompt"] = field(ch.depth_prompt_text())
-        fields["scenario"] = field(ch.scenario)
-        fields["creator_notes"] = field(ch.creator_notes)
-    return fields
-
-
 def scanned_injections(authors_note: str, authors_note_scan: bool, quiet_prompt: str, ch: Character | None,
                        env: MacroEnv, base_env: MacroEnv) -> list[tuple[str, str]]:
     """Prompt texts scanned besides the chat, each with what it is: the author's note (when
@@ -551,7 +530,7 @@ def scanned_injections(authors_note: str, authors_note_scan: bool, quiet_prompt:
     texts = [
         ("the author's note", substitute(authors_note, env) if authors_note_scan else ""),
         ("the quiet prompt", substitute(substitute(quiet_prompt, env), env)),
-        ("the character's depth prompt", substitute(substitute(card_text(ch.depth_prompt_text()), base_env), env)
+        ("the character's depth prompt", substitute(depth_prompt(ch, env, base_env), env)
          if authors_note_scan and ch is not None else ""),
     ]
     return [(what, text) for what, text in texts if text]
@@ -564,7 +543,7 @@ _COMPILED_LOCK = threading.Lock()
 def compile(books: Sequence[Lorebook], *, compat: str | Mode = "1.18",
             tokenizer: str | TokenCounter = "cl100k", quirks: bool = True,
             settings: Settings | None = None, cache: bool = False, word_boundaries: str | None = None,
-            card_book_settings: bool | None = None) -> Lore:
+            card_book_settings: bool | None = None, macro_engine: str | None = None) -> Lore:
     """Compile lorebooks once for repeated evaluation.
 
     ``compat`` picks the SillyTavern version to reproduce (``"1.18"`` default, or ``"1.12"``);
@@ -576,7 +555,7 @@ def compile(books: Sequence[Lorebook], *, compat: str | Mode = "1.18",
 
     ``word_boundaries="unicode"`` matches whole words in every script (and ``card_book_settings=True``
     applies a character card book's own settings): both go beyond SillyTavern (README: "Beyond
-    SillyTavern").
+    SillyTavern"). ``macro_engine`` is SillyTavern's: ``"new"`` (1.18's default) or ``"legacy"``.
 
     ``cache=True`` reuses the compiled books when every book was loaded (:func:`lorescan.load`) from
     the same file content as before — for callers that reload the same files. Books edited after
@@ -587,7 +566,7 @@ def compile(books: Sequence[Lorebook], *, compat: str | Mode = "1.18",
     key = None
     if cache and isinstance(tokenizer, str) and books and all(b.content_hash for b in books):
         key = (tuple((b.content_hash, b.name, b.scope, len(b.entries)) for b in books),
-               compat, tokenizer, quirks, word_boundaries, card_book_settings)
+               compat, tokenizer, quirks, word_boundaries, card_book_settings, macro_engine)
         with _COMPILED_LOCK:    # compile(cache=True) may be called from several threads
             lore = _COMPILED.get(key)
             if lore is not None:
@@ -596,7 +575,7 @@ def compile(books: Sequence[Lorebook], *, compat: str | Mode = "1.18",
             lore._key_index(prepare)
             return lore
     lore = Lore(books, compat=compat, tokenizer=tokenizer, quirks=quirks, prepare=prepare,
-                word_boundaries=word_boundaries, card_book_settings=card_book_settings)
+                word_boundaries=word_boundaries, card_book_settings=card_book_settings, macro_engine=macro_engine)
     if key is not None:
         with _COMPILED_LOCK:
             _COMPILED[key] = lore

@@ -20,7 +20,7 @@ from . import _js
 from ._compile import CompiledEntry
 from ._engine import Lore, scanned_injections
 from ._jsregex import parse_regex_key
-from ._macros import MacroEnv, evaluation_env, names_env, substitute
+from ._macros import MacroEnv, evaluation_env, match_fields, names_env, substitute
 from ._match import (
     SILLYTAVERN,
     UNICODE,
@@ -231,9 +231,9 @@ def explain_many(lore: Lore, result: ActivationResult, entry_keys: Sequence[str]
     its trace read once, so explaining many entries of a large book stays cheap."""
     ces = [_find_entry(lore, key) for key in entry_keys]
     version = lore.mode.version
-    base_env = names_env(user_name, char_name, version)
+    base_env = names_env(user_name, char_name, version, lore.mode.macro_engine)
     env = evaluation_env(base_env, character, persona_description, version)    # as the engine's
-    fields = _fields(character, persona_description, base_env)
+    fields = match_fields(env, character is not None)
     injections = scanned_injections(authors_note, authors_note_scan, quiet_prompt, character, env, base_env)
     ctx = _Context(lore, result, chat, settings, env, generation_type, fields, injections, text_label)
     wanted = set(entry_keys)
@@ -254,20 +254,6 @@ def explain_many(lore: Lore, result: ActivationResult, entry_keys: Sequence[str]
         steps = _steps(ce, events, ctx, keys)
         out.append(Explanation(entry=entry_key, activated=activated, verdict=verdict, lines=lines, steps=steps,
                                matches=matches, events=events))
-    return out
-
-
-def _fields(character: Character | None, persona: str, env: MacroEnv) -> dict[str, str]:
-    """The texts an entry's ``match*`` flags add to its scan text (as the engine prepares them)."""
-    def prep(text: str | None) -> str:
-        return substitute(_js.trim(text or ""), env)
-
-    out = {"persona_description": prep(persona)}
-    if character is not None:
-        out.update(character_description=prep(character.description),
-                   character_personality=prep(character.personality),
-                   character_depth_prompt=prep(character.depth_prompt_text()),
-                   scenario=prep(character.scenario), creator_notes=prep(character.creator_notes))
     return out
 
 

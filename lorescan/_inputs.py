@@ -78,12 +78,13 @@ def load_inputs(book_paths: list[str], chat_path: str | None = None, settings_pa
                 user_name: str | None = None, char_name: str | None = None, st_version: str = "1.18",
                 tokenizer: str | None = None, quirks: bool = True, seed: int = 0,
                 need_chat: bool = True, word_boundaries: str | None = None,
-                card_book_settings: bool | None = None) -> Inputs:
+                card_book_settings: bool | None = None, macro_engine: str | None = None) -> Inputs:
     """Load books (and the first card's character), a chat and settings, and compile the books.
 
     ``word_boundaries`` and ``card_book_settings`` are :func:`lorescan.compile`'s options beyond
-    SillyTavern. ``user_name`` / ``char_name``, when given, decide who speaks in a chat that does not say; the
-    character defaults to the first card's, else one named after the chat's character.
+    SillyTavern, ``macro_engine`` its macro engine. ``user_name`` / ``char_name``, when given, decide
+    who speaks in a chat that does not say; the character defaults to the first card's, else one
+    named after the chat's character.
     """
     from ._formats.chats import settle_roles
     from ._load import load
@@ -120,7 +121,7 @@ def load_inputs(book_paths: list[str], chat_path: str | None = None, settings_pa
         character = make(Character, name=char, avatar=f"{char}.png")
     settings, named = read_settings(settings_path)
     lore = Lore(books, compat=st_version, tokenizer=tokenizer or named or "cl100k", quirks=quirks, prepare=settings,
-                word_boundaries=word_boundaries, card_book_settings=card_book_settings)
+                word_boundaries=word_boundaries, card_book_settings=card_book_settings, macro_engine=macro_engine)
     return Inputs(lore=lore, books=books, settings=settings, messages=messages, user_name=user,
                   char_name=char, character=character, seed=seed, warnings=warnings)
 

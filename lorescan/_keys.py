@@ -23,7 +23,7 @@ import ahocorasick
 
 from . import _js
 from ._jsregex import JsRegex, parse_regex_key, translate_regex_key
-from ._macros import MacroEnv, substitute
+from ._macros import MacroEnv, may_change, substitute
 from ._match import (
     SILLYTAVERN,
     UNICODE,
@@ -461,7 +461,7 @@ def _prepare_raw(raw: object, mode: MatchMode, needles: Needles) -> KeyItem:
     phrases go through :meth:`Needles.add_keys` in bulk instead)."""
     if type(raw) is not str:
         return _prepare(raw, "", mode.case_sensitive, mode.whole_words, needles)
-    if "<" in raw or "{{" in raw:
+    if may_change(raw):
         return MACRO
     return _prepare(raw, raw, mode.case_sensitive, mode.whole_words, needles)
 

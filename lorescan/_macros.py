@@ -6,6 +6,11 @@ macros that do not depend on the live UI: names, the card's fields (``{{descript
 ``{{persona}}``, ``{{charPrompt}}`` …, each version's own set), ``{{newline}}``, ``{{trim}}``,
 ``{{noop}}``, ``{{reverse:…}}`` and ``{{// comments}}``. Unknown macros (``{{model}}``, variables,
 random and time macros) are left as written.
+
+SillyTavern has two macro engines. This module is the legacy one (1.12.6's only engine, and 1.17
+and later's with the "Experimental Macro Engine" setting off); :mod:`._macro_engine` is the new
+one, which 1.17 and later run by default. :class:`MacroEnv` names the engine, and
+:func:`substitute` runs it.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from . import _js
+from . import _js, _macro_engine
 
 if TYPE_CHECKING:
     from ._model import Character
@@ -39,26 +44,30 @@ _CLEANUPS = [(_NEWLINE, "{{newline}}", "\n"), (_TRIM, "{{trim}}", ""), (_NOOP, "
 _REVERSE = re.compile(r"\{\{reverse:([^\n\r\u2028\u2029]+?)\}\}", _JS_I)
 _COMMENT = re.compile(r"\{\{//[\s\S]*?\}\}")
 _DOLLAR = re.compile(r"\$([$&`'])")
-#: every version's card macros (and 1.18's names after the names): a text that names none of
-#: them substitutes alike with or without the card's values
-_CARD_MACRO = re.compile(r"\{\{(?:charPrompt|charJailbreak|charInstruction|description|personality|scenario|"
-                         r"persona|mesExamples|mesExamplesRaw|charVersion|char_version|charDepthPrompt|"
-                         r"creatorNotes|groupNotMuted|notChar)\}\}", _JS_I)
+#: every version's card macros (and 1.18's names after the names), by any part of their names the
+#: new engine's aliases share (``{{charDescription}}``, ``{{version}}``): a text that holds none of
+#: them substitutes alike with or without the card's values, whatever it holds around them (spaces,
+#: flags, ``{{if description}}``)
+_CARD_MACRO = re.compile(r"charPrompt|charJailbreak|charInstruction|description|personality|scenario|persona|"
+                         r"mesExamples|version|charDepthPrompt|creatorNotes|groupNotMuted|notChar", _JS_I)
 
 
 def names_card_macro(text: str) -> bool:
-    """Whether ``text`` names one of the card's macros (``{{description}}`` …)."""
-    return "{{" in text and _CARD_MACRO.search(text) is not None
+    """Whether ``text`` may name one of the card's macros (``{{description}}`` …), under either
+    engine: a macro opening and a card macro's name anywhere after it."""
+    at = text.find("{{")
+    return at >= 0 and _CARD_MACRO.search(text, at) is not None
 
 
 @dataclass(frozen=True)
 class MacroEnv:
     """Values the macros expand to. ``group`` defaults to the character's name (no group chat).
 
-    ``variables`` are the card's macros (``description``, ``persona`` …) in the order
-    ``substituteParams`` replaces them, before the names; ``after_names`` are replaced after
-    the names (1.18's ``groupNotMuted`` and ``notChar``). ``dollar_patterns``: the legacy tokens'
-    values are JavaScript replacement strings (``$&``, ``$$`` …), as 1.12.6's ``replace`` reads them.
+    ``engine`` is the macro engine (:data:`~._mode.MACRO_ENGINES`). ``variables`` are the card's
+    macros (``description``, ``persona`` …) in the order ``substituteParams`` replaces them, before
+    the names; ``after_names`` are replaced after the names (1.18's ``groupNotMuted`` and
+    ``notChar``). ``dollar_patterns``: the legacy tokens' values are JavaScript replacement strings
+    (``$&``, ``$$`` …), as 1.12.6's ``replace`` reads them.
     """
 
     user: str = "User"
@@ -67,6 +76,7 @@ class MacroEnv:
     variables: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     after_names: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     dollar_patterns: bool = False
+    engine: str = "legacy"
 
     def value(self, name: str) -> str:
         """The value of a name macro: ``user``, ``char`` or ``group``."""
@@ -83,10 +93,16 @@ class MacroEnv:
                 ("charIfNotGroup", group), *self.after_names)
 
 
-def names_env(user: str, char: str, version: str) -> MacroEnv:
-    """The names of an evaluation, as ``version`` reads them in the legacy tokens (the card's
-    macros are added by :func:`evaluation_env`)."""
-    return MacroEnv(user=user, char=char, dollar_patterns=version == "1.12")
+def names_env(user: str, char: str, version: str, engine: str = "legacy") -> MacroEnv:
+    """The names of an evaluation for the macro ``engine``, as ``version`` reads them in the legacy
+    tokens (the card's macros are added by :func:`evaluation_env`)."""
+    return MacroEnv(user=user, char=char, dollar_patterns=version == "1.12", engine=engine)
+
+
+def may_change(text: str) -> bool:
+    """Whether substitution may change ``text`` under either engine (``False``: it leaves it as it
+    is, whatever the names). Cheap: most keys and contents are skipped by it."""
+    return "<" in text or "{{" in text or _macro_engine.may_change(text)
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}
@@ -103,6 +119,8 @@ def substitute(text: str | None, env: MacroEnv) -> str:
     """``substituteParams(text)`` for the macros lorescan knows; ``''`` for empty or missing text."""
     if not text:
         return ""
+    if env.engine != "legacy":
+        return _macro_engine.evaluate(text, env)
     if "<" not in text and "{{" not in text:   # most contents: nothing to substitute
         return text
     # Each pattern runs only where its literal is in the text as it stands (lowercased: the patterns
@@ -193,7 +211,10 @@ def card_env(base_env: MacroEnv, ch: Character | None, persona_description: str 
     trimmed and with the names' macros substituted (``getCharacterCardFields``); none but the
     persona without a character. 1.18's ``{{mesExamples}}`` is the examples formatted for the
     prompt, which lorescan does not rebuild: it is ``''`` for a card without examples and left as
-    written otherwise; its ``groupNotMuted`` and ``notChar`` are the character's and the user's name."""
+    written otherwise; its ``groupNotMuted`` and ``notChar`` are the character's and the user's name.
+    Under the new engine the fields are read as :func:`._macro_engine.card_env` says."""
+    if base_env.engine != "legacy":
+        return _macro_engine.card_env(base_env, ch, persona_description)
     variables = []
     for name, source in _CARD_MACROS[version]:
         if source is None:
@@ -213,7 +234,39 @@ def card_env(base_env: MacroEnv, ch: Character | None, persona_description: str 
         variables.append((name, value))
     after = (("groupNotMuted", base_env.char), ("notChar", base_env.user)) if version == "1.18" else ()
     return MacroEnv(user=base_env.user, char=base_env.char, variables=tuple(variables), after_names=after,
-                    dollar_patterns=base_env.dollar_patterns)
+                    dollar_patterns=base_env.dollar_patterns, engine=base_env.engine)
+
+
+#: the scan-text sources of 1.18's ``match*`` flags: each one's name in a result, and its card macro
+MATCH_SOURCES = (("persona_description", "persona"), ("character_description", "description"),
+                 ("character_personality", "personality"), ("character_depth_prompt", "charDepthPrompt"),
+                 ("scenario", "scenario"), ("creator_notes", "creatorNotes"))
+
+
+def card_value(env: MacroEnv, name: str) -> str:
+    """The value of the card's macro ``name`` in ``env`` (``''`` when it has none): a card field
+    as ``getCharacterCardFields`` gives it."""
+    for key, value in env.variables:
+        if key == name:
+            return value
+    return ""
+
+
+def match_fields(env: MacroEnv, has_character: bool) -> dict[str, str]:
+    """The texts 1.18's ``match*`` flags add to an entry's scan text: the card's fields as
+    ``getCharacterCardFields`` gives them (the persona description only, without a character),
+    read from the evaluation's macros ``env`` (:func:`evaluation_env`)."""
+    sources = MATCH_SOURCES if has_character else MATCH_SOURCES[:1]
+    return {name: card_value(env, macro) for name, macro in sources}
+
+
+def depth_prompt(ch: Character, env: MacroEnv, base_env: MacroEnv) -> str:
+    """The character's depth prompt as ``getCharacterCardFields`` gives it, from ``env`` where
+    it has one (1.18), else read from the card with the names of ``base_env`` (1.12.6)."""
+    for key, value in env.variables:
+        if key == "charDepthPrompt":
+            return value
+    return substitute(card_text(ch.depth_prompt_text()), base_env)
 
 
 def card_text(raw: object) -> str:

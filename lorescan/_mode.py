@@ -35,6 +35,9 @@ class Mode:
     budget_skip: bool = True            # an overflow skips on to ``ignoreBudget`` entries
     skip_empty_recursion: bool = True   # an empty recursion text adds nothing to the buffer
     activation_by_key: bool = True      # activations keyed "<book>.<uid>" (1.12.6: by entry object)
+    # -- SillyTavern's own settings -------------------------------------------------------------
+    macro_engine: str = "new"           # the macro engine: "new" (1.17 and later by default, the
+                                        # "experimental macro engine") or "legacy" (1.12.6's only one)
     # -- SillyTavern's known bugs (README: "Quirks"), reproduced unless turned off ------------
     splice_bug: bool = True             # removing an absent group member removes the last candidate
     group_field_equality: bool = True   # "group already activated" compares whole ``group`` fields
@@ -44,6 +47,13 @@ class Mode:
     word_boundaries: str = "sillytavern"  # the whole-word rule: "sillytavern" (ASCII) or "unicode"
     card_book_settings: bool = False    # a card book's scan_depth, token_budget and
                                         # recursive_scanning apply to its entries, and it reads first
+
+    @property
+    def shown(self) -> str:
+        """The version as a title shows it, with the macro engine when it is not the version's
+        default (``1.18, legacy macro engine``)."""
+        return self.version + (", legacy macro engine" if self.version != "1.12" and self.macro_engine == "legacy"
+                               else "")
 
     @property
     def quirks(self) -> bool:
@@ -62,9 +72,15 @@ QUIRKS = ("splice_bug", "group_field_equality", "sticky_cooldown_wipe", "min_dep
 #: The fields of :class:`Mode` that go beyond SillyTavern (any version), off by default.
 OPTIONS = ("word_boundaries", "card_book_settings")
 
+#: The macro engines, by the names :attr:`Mode.macro_engine` accepts. SillyTavern 1.17 and later run
+#: the new one unless its user setting "Experimental Macro Engine" is off (an install upgraded from
+#: 1.16 or earlier keeps it off); 1.12.6 has only the legacy one.
+MACRO_ENGINES = ("new", "legacy")
+_ENGINE_NAMES = {"new": "new", "experimental": "new", "legacy": "legacy"}
+
 #: What 1.18 added: off for 1.12.6.
 _SINCE_1_18 = tuple(f.name for f in fields(Mode)
-                    if f.name != "version" and f.name not in QUIRKS and f.name not in OPTIONS)
+                    if f.name not in ("version", "macro_engine") and f.name not in QUIRKS and f.name not in OPTIONS)
 
 #: Every version name lorescan accepts, with the behaviour it selects. SillyTavern 1.19.0's
 #: activation is 1.18.0's (its only change in ``checkWorldInfo`` is a faster candidate sort that
@@ -94,12 +110,15 @@ def version_names() -> str:
     return ", ".join(VERSIONS)
 
 
-def with_options(mode: Mode, word_boundaries: str | None = None, card_book_settings: bool | None = None) -> Mode:
-    """``mode`` with the options beyond SillyTavern set (``None``: as it is); a clear error for an
-    unknown word rule."""
+def with_options(mode: Mode, word_boundaries: str | None = None, card_book_settings: bool | None = None,
+                 macro_engine: str | None = None) -> Mode:
+    """``mode`` with the options beyond SillyTavern and its macro engine set (``None``: as it is);
+    a clear error for an unknown word rule or engine, or the new engine under 1.12.6."""
     from ._match import WORD_RULES
 
     changes: dict[str, Any] = {}
+    if macro_engine is not None:
+        changes["macro_engine"] = macro_engine_for(mode.version, macro_engine)
     if word_boundaries is not None:
         rule = str(word_boundaries).strip().lower()
         if rule not in WORD_RULES:
@@ -109,6 +128,18 @@ def with_options(mode: Mode, word_boundaries: str | None = None, card_book_setti
     if card_book_settings is not None:
         changes["card_book_settings"] = bool(card_book_settings)
     return replace(mode, **changes) if changes else mode
+
+
+def macro_engine_for(version: str, name: str) -> str:
+    """The macro engine ``name`` selects under ``version`` (``"1.12"`` or ``"1.18"``); a clear error
+    for an unknown name, or for the new engine under 1.12.6, which has only the legacy one."""
+    engine = _ENGINE_NAMES.get(str(name).strip().lower())
+    if engine is None:
+        raise LorescanError(f"unknown macro engine {str(name)!r} (accepted: {', '.join(MACRO_ENGINES)})",
+                            field="macro_engine")
+    if engine == "new" and version == "1.12":
+        raise LorescanError("SillyTavern 1.12.6 has only the legacy macro engine", field="macro_engine")
+    return engine
 
 
 def mode_for(version: str | Mode = "1.18", quirks: bool = True) -> Mode:
@@ -122,7 +153,7 @@ def mode_for(version: str | Mode = "1.18", quirks: bool = True) -> Mode:
         return version
     if version_mode(version) == "1.12":
         off: dict[str, Any] = {name: False for name in _SINCE_1_18}
-        mode = Mode(version="1.12", **off)
+        mode = Mode(version="1.12", macro_engine="legacy", **off)
     else:
         mode = Mode()
     return mode if quirks else mode.with_quirks(False)

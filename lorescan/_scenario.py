@@ -20,8 +20,8 @@ from pydantic import ValidationError
 from ._construct import build, make
 from ._engine import Lore
 from ._errors import LorescanError, ScenarioError
-from ._macros import evaluation_env, names_env, substitute
-from ._mode import Mode, mode_for
+from ._macros import evaluation_env, may_change, names_env, substitute
+from ._mode import Mode, mode_for, with_options
 from ._model import ActivationResult, Character, ChatMessage, Lorebook, Settings, TimedState, validation_error
 from ._request import ActivationRequest, RandomSource, chat_messages
 from ._results import result_json, turns_json
@@ -123,19 +123,29 @@ def scenario_chat(messages: Any, where: str = "chat") -> list[ChatMessage]:
     return out
 
 
-def scenario_mode(sc: dict[str, Any], version: str | None = None, quirks: bool = True) -> Mode:
-    """The mode for ``version``, else the scenario's ``st_version`` (default 1.18)."""
+def scenario_mode(sc: dict[str, Any], version: str | None = None, quirks: bool = True,
+                  macro_engine: str | None = None) -> Mode:
+    """The mode for ``version``, else the scenario's ``st_version`` (default 1.18), with the macro
+    engine ``macro_engine``, else the scenario's ``macro_engine`` (default: the version's)."""
     try:
-        return mode_for(version or str(sc.get("st_version") or "1.18"), quirks)
+        mode = mode_for(version or str(sc.get("st_version") or "1.18"), quirks)
     except LorescanError as exc:
         raise ScenarioError(exc.message, field=None if version else "st_version") from None
+    engine = macro_engine or sc.get("macro_engine")
+    if engine is None:
+        return mode
+    try:
+        return with_options(mode, macro_engine=str(engine))
+    except LorescanError as exc:
+        raise ScenarioError(exc.message, field=None if macro_engine else "macro_engine") from None
 
 
 def run_scenario(sc: dict[str, Any], version: str | None = None, quirks: bool = True,
-                 lore_cache: dict[Any, Lore] | None = None) -> dict[str, Any]:
-    """Run one scenario; ``version`` overrides its ``st_version``. Returns the ``expected``-shaped result."""
+                 lore_cache: dict[Any, Lore] | None = None, macro_engine: str | None = None) -> dict[str, Any]:
+    """Run one scenario; ``version`` overrides its ``st_version`` and ``macro_engine`` its
+    ``macro_engine``. Returns the ``expected``-shaped result."""
     with scenario_errors():
-        return _run(sc, version, quirks, lore_cache if lore_cache is not None else {})
+        return _run(sc, version, quirks, lore_cache if lore_cache is not None else {}, macro_engine)
 
 
 @contextmanager
@@ -155,13 +165,14 @@ def scenario_errors() -> Iterator[None]:
         raise ScenarioError(f"malformed scenario: {exc!r}") from None
 
 
-def _run(sc: dict[str, Any], version: str | None, quirks: bool, cache: dict[Any, Lore]) -> dict[str, Any]:
+def _run(sc: dict[str, Any], version: str | None, quirks: bool, cache: dict[Any, Lore],
+         macro_engine: str | None = None) -> dict[str, Any]:
     if not isinstance(sc, dict):
         raise ScenarioError("a scenario must be a JSON object")
     if not any(k in sc for k in INPUT_FIELDS):
         raise ScenarioError("not a scenario: it has none of the input fields ("
                             + ", ".join(INPUT_FIELDS[:8]) + ", …)")
-    compat = scenario_mode(sc, version, quirks)
+    compat = scenario_mode(sc, version, quirks, macro_engine)
     tokenizer = sc.get("tokenizer") or "chars4"
     key = (id(sc), compat, tokenizer)
     lore = cache.get(key)
@@ -212,10 +223,10 @@ def _first_message_substituted(lore: Lore, request: ActivationRequest, chat: lis
     """The chat the next turn carries: ``Generate`` writes the first message back with its macros
     substituted (``chat[0].mes = substituteParams(chat[0].mes)``), so a later generation substitutes
     that text again (which changes it when one pass does not settle it)."""
-    if not chat or not isinstance(chat[0].mes, str) or ("{{" not in chat[0].mes and "<" not in chat[0].mes):
+    if not chat or not isinstance(chat[0].mes, str) or not may_change(chat[0].mes):
         return chat
     version = lore.mode.version
-    base = names_env(request.user_name, request.char_name, version)
+    base = names_env(request.user_name, request.char_name, version, lore.mode.macro_engine)
     mes = substitute(chat[0].mes, evaluation_env(base, request.character, request.persona_description, version))
     return chat if mes == chat[0].mes else [chat[0].model_copy(update={"mes": mes}), *chat[1:]]
 

@@ -13,11 +13,14 @@ from lorescan import Character, Lorebook
 from lorescan._js import lower
 from lorescan._macros import MacroEnv, substitute
 
-VERSIONS = ["1.12", "1.18"]
+#: each version, and 1.18 under both macro engines ("1.18": its default, the new one)
+VERSIONS = ["1.12", "1.18-legacy", "1.18"]
 
 
 def _activate(entries: list[dict], chat: list[str], version: str, **fields):
-    lore = lorescan.compile([Lorebook.from_entries("book", entries)], compat=version, tokenizer="chars4")
+    compat, _, engine = version.partition("-")
+    lore = lorescan.compile([Lorebook.from_entries("book", entries)], compat=compat, tokenizer="chars4",
+                            macro_engine=engine or None)
     messages = [{"name": "Ann" if i % 2 else "Bo", "is_user": bool(i % 2), "mes": m} for i, m in enumerate(chat)]
     fields.setdefault("user_name", "Ann")
     fields.setdefault("char_name", "Bo")
@@ -129,13 +132,14 @@ def test_avatar_file_names_lose_their_extension_as_get_chara_filename_strips_it(
     assert Character(avatar=avatar).file_name("C") == want
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_the_quiet_prompt_is_substituted_twice(version: str) -> None:
+@pytest.mark.parametrize(("version", "want"), [("1.12", ["book.0"]), ("1.18-legacy", ["book.0"]), ("1.18", [])])
+def test_the_quiet_prompt_is_substituted_twice(version: str, want: list[str]) -> None:
     """Generate substitutes the quiet prompt, and the scan reads it back through substituteParams
-    again: a description holding an earlier macro is expanded on the second pass."""
+    again: under the legacy engine a description holding an earlier macro is expanded on the
+    second pass; the new engine empties a card macro inside a card field, so there is nothing left."""
     card = Character(description="{{charPrompt}}", system_prompt="dragon")
     got = _activate([_entry(0, "dragon")], ["hello"], version, character=card, quiet_prompt="{{description}}")
-    assert got.activated_keys() == ["book.0"]
+    assert got.activated_keys() == want
 
 
 def test_a_depth_prompt_empty_once_substituted_adds_no_text() -> None:
