@@ -412,3 +412,29 @@ def test_a_chat_that_always_kills_its_worker_fails_alone(tmp_path: Path, monkeyp
     # sent before the killer's was still in flight as the first pool broke (timing: a loaded machine).
     assert got.chats == clean.chats == 15 and local.MAX_ATTEMPTS <= stats["pools"] <= local.MAX_ATTEMPTS + 1
     assert got.entries == clean.entries and got.generations == clean.generations
+
+
+@pytest.mark.parametrize(("options", "fired"), [
+    ((), {"lore.0": 2, "lore.1": 2}),
+    (("--macro-engine", "legacy"), {"lore.0": 0, "lore.1": 2}),
+    (("--word-boundaries", "unicode"), {"lore.0": 2, "lore.1": 0}),
+])
+def test_a_batch_compiles_with_the_options_given(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                 options: tuple[str, ...], fired: dict[str, int]) -> None:
+    """``--macro-engine`` and ``--word-boundaries`` reach the workers: ``{{ user }}`` is the user's
+    name (which the scan text holds) only to the new engine, and ``кот`` a whole word in ``котлета``
+    only to SillyTavern's ASCII rule."""
+    entries = [{"uid": 0, "key": ["{{ user }}"], "content": "u"},
+               {"uid": 1, "key": ["кот"], "content": "c", "matchWholeWords": True}]
+    paths = write_set(tmp_path, copies=1, many=0, bad=False)
+    paths["book"].write_text(json.dumps({"entries": {str(e["uid"]): e for e in entries}}), encoding="utf-8")
+    (paths["chats"] / "chat0.jsonl").write_text(st_chat(lines=["Hi.", "котлета", "Ok.", "котлета", "Yes."]),
+                                                 encoding="utf-8")
+    r = _json(paths, capsys, "--jobs", "1", *options)
+    assert {e["key"]: e["fired_generations"] for e in r["entries"]} == fired
+
+
+def test_a_batch_with_a_wrong_option_fails_once_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    paths = write_set(tmp_path, copies=1, many=0, bad=False)
+    rc, _, err = _run_cli(cli_args(paths, "--json", "--st-version", "1.12", "--macro-engine", "new"), capsys)
+    assert rc != 0 and err.strip() == "lorescan: error: field 'macro_engine': SillyTavern 1.12.6 has only the legacy macro engine"

@@ -43,6 +43,9 @@ class BatchSpec:
     user_name: str | None = None
     char_name: str | None = None
     seed: int = 0
+    word_boundaries: str | None = None
+    card_book_settings: bool | None = None
+    macro_engine: str | None = None
 
     def digest(self) -> str:
         """A content hash: equal specs share one compiled cache entry in a worker."""
@@ -52,7 +55,8 @@ class BatchSpec:
         if self.edited is not None:
             h.update(b"edited\0" + self.edited[0].encode() + hashlib.sha256(self.edited[1]).digest())
         h.update(pickle.dumps((self.settings.model_dump(), self.st_version, self.tokenizer, self.quirks,
-                               self.user_name, self.char_name, self.seed)))
+                               self.user_name, self.char_name, self.seed, self.word_boundaries,
+                               self.card_book_settings, self.macro_engine)))
         return h.hexdigest()
 
 
@@ -119,7 +123,8 @@ def compiled(spec: BatchSpec, digest: str | None = None) -> Compiled:
 
         def build(bs: list[Lorebook]) -> Lore:
             return Lore(bs, compat=spec.st_version, tokenizer=spec.tokenizer, quirks=spec.quirks,
-                        prepare=spec.settings)
+                        prepare=spec.settings, word_boundaries=spec.word_boundaries,
+                        card_book_settings=spec.card_book_settings, macro_engine=spec.macro_engine)
 
         got = Compiled(build(books), build(edited) if edited is not None else None, character)
         _CACHE.clear()          # one batch at a time: the previous spec's books are freed

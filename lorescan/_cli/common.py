@@ -10,8 +10,8 @@ from .._construct import freeze_long_lived
 from .._errors import LorescanError
 from .._inputs import Inputs, load_inputs, read_settings
 
-__all__ = ["Inputs", "add_book_args", "add_match_args", "add_version_arg", "open_inputs", "read_settings",
-           "st_version"]
+__all__ = ["Inputs", "add_book_args", "add_macro_engine_arg", "add_match_args", "add_version_arg", "open_inputs",
+           "read_settings", "shown_version", "st_version"]
 
 
 def whole_number(minimum: int) -> Callable[[str], int]:
@@ -47,10 +47,31 @@ def add_version_arg(p: argparse.ArgumentParser, default: str | None, what: str) 
                    help=f"{first} (SillyTavern 1.18.0 and 1.19.0 activate alike), or 1.12 / 1.12.6")
 
 
+def shown_version(version: str, macro_engine: str | None) -> str:
+    """A version name as a title shows it: with the legacy macro engine named when it was asked
+    for under a version whose default is the new one."""
+    from .._mode import version_mode
+
+    legacy = macro_engine == "legacy" and version_mode(version) != "1.12"
+    return f"{version}, legacy macro engine" if legacy else version
+
+
+def add_macro_engine_arg(p: argparse.ArgumentParser) -> None:
+    """``--macro-engine``: SillyTavern's macro engine (1.18's default unless given)."""
+    from .._mode import MACRO_ENGINES
+
+    p.add_argument("--macro-engine", dest="macro_engine", choices=MACRO_ENGINES, default=None,
+                   help="SillyTavern's macro engine: new (the default of 1.17 and later) or legacy (their "
+                        "\"Experimental Macro Engine\" setting off, as an install upgraded from 1.16 or earlier "
+                        "keeps it; 1.12.6's only one, and the default with --st-version 1.12)")
+
+
 def add_match_args(p: argparse.ArgumentParser, card_books: bool = True) -> None:
-    """``--word-boundaries`` and ``--card-book-settings``: matching beyond SillyTavern (off by default)."""
+    """``--macro-engine``, and ``--word-boundaries`` and ``--card-book-settings``: matching beyond
+    SillyTavern (off by default)."""
     from .._match import WORD_RULES
 
+    add_macro_engine_arg(p)
     p.add_argument("--word-boundaries", dest="word_boundaries", choices=WORD_RULES, default="sillytavern",
                    help="the whole-word rule: sillytavern (default: ASCII word characters, as SillyTavern) or "
                         "unicode (letters, marks and digits of every script; beyond SillyTavern)")
@@ -95,7 +116,8 @@ def open_inputs(args: argparse.Namespace, need_chat: bool = True) -> Inputs:
                          user_name=args.user_name, char_name=args.char_name, st_version=args.st_version,
                          tokenizer=getattr(args, "tokenizer", None), quirks=args.quirks, seed=args.seed,
                          need_chat=need_chat, word_boundaries=getattr(args, "word_boundaries", None),
-                         card_book_settings=getattr(args, "card_book_settings", None))
+                         card_book_settings=getattr(args, "card_book_settings", None),
+                         macro_engine=getattr(args, "macro_engine", None))
     for note in inputs.warnings:
         print(f"lorescan: warning: {note}", file=sys.stderr)
     if getattr(args, "owns_process", False):

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import LorescanError
-from .common import whole_number
+from .common import shown_version, whole_number
 from .render import Table, print_wrapped
 
 NEVER_SHOWN = 30
@@ -42,6 +42,7 @@ def build_spec(args: argparse.Namespace) -> Any:
     """The :class:`~lorescan._batch.BatchSpec` for the command line: books read as bytes."""
     from .._batch import BatchSpec
     from .._formats.common import read_file
+    from .._mode import mode_for, with_options
     from .._tokens import get_counter
     from .common import read_settings
 
@@ -50,9 +51,12 @@ def build_spec(args: argparse.Namespace) -> Any:
     get_counter(tokenizer)                     # an unknown name fails here, once
     books = tuple((path, read_file(path)) for path in args.books)
     edited = (args.diff, read_file(args.diff)) if args.diff else None
+    options = {"word_boundaries": args.word_boundaries, "card_book_settings": args.card_book_settings or None,
+               "macro_engine": args.macro_engine}
+    with_options(mode_for(args.st_version), **options)   # a wrong option fails here, once
     return BatchSpec(books=books, settings=settings, edited=edited, st_version=args.st_version,
                      tokenizer=tokenizer, quirks=args.quirks, user_name=args.user_name, char_name=args.char_name,
-                     seed=args.seed)
+                     seed=args.seed, **options)
 
 
 def run_batch(args: argparse.Namespace) -> int:
@@ -132,7 +136,8 @@ def print_report(r: dict[str, Any], args: argparse.Namespace) -> None:
     books = r["books"]
     print_wrapped(f"Replayed {_count(r['chats'], 'chat')} ({_count(r['generations'], 'generation')}) against "
                   f"{_count(sum(b['entries'] for b in books), 'entry', 'entries')} in "
-                  f"{_count(len(books), 'book')}, SillyTavern {args.st_version}, seed {r['seed']}; "
+                  f"{_count(len(books), 'book')}, SillyTavern {shown_version(args.st_version, args.macro_engine)}, "
+                  f"seed {r['seed']}; "
                   f"{len(r['failures'])} failed. Budget: mean use {_pct(r['budget']['mean_use'])}, overflowed in "
                   f"{_count(r['overflows'], 'generation')} ({_pct(r['overflow_rate'])}).")
     fired = sorted((e for e in r["entries"] if not e["never_fired"]), key=lambda e: (-e["fired_generations"], e["key"]))
