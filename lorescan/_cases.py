@@ -52,6 +52,7 @@ class CaseFile(BaseModel):
     user: str = "User"
     char: str = "Character"
     st_version: str = "1.18"
+    macro_engine: str | None = None
     tokenizer: str = "cl100k"
     seed: int = 0
     cases: list[Case]

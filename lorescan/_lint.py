@@ -23,7 +23,7 @@ from ._construct import BULK, gc_paused, make
 from ._jsregex import JsRegex, JsRegexSyntaxError, parse_regex_key
 from ._lint_types import CODES as TYPE_CODES
 from ._lint_types import type_findings
-from ._macros import MacroEnv, substitute
+from ._macros import MacroEnv, may_change, substitute
 from ._match import (
     LOOKS_LIKE_REGEX,
     REGEX_KEY,
@@ -68,21 +68,10 @@ CODES: dict[str, tuple[Severity, str]] = {
     "case-mismatch-own-content": ("info", "a case-sensitive key appears in its own content only in another case"),
     "single-member-group": ("warning", "an inclusion group with a single member"),
     "duplicate-uid": ("error", "two entries share one <book>.<uid>: SillyTavern keeps one activation per uid"),
-    "new-macro-engine": ("info", "SillyTavern 1.17+'s default macro engine substitutes this text differently from "
-                                 "the legacy engine lorescan follows"),
+    "new-macro-engine": ("info", "SillyTavern's two macro engines substitute this text differently: installs "
+                                 "with the \"Experimental Macro Engine\" setting off see another text"),
     **TYPE_CODES,
 }
-
-
-#: what the legacy macro engine (lorescan's) and 1.18's default one substitute differently, by text alone
-_NEW_ENGINE = [
-    (re.compile(r"\{\{\s+(?:[A-Za-z_]|//)|\{\{[A-Za-z_][\w-]*\s+\}\}"), "spaces inside the braces of a macro"),
-    (re.compile(r"\\[{}]"), "an escaped brace"),
-    (re.compile(r"\{\{\s*[!#?~]"), "a macro flag ({{!…}}, {{#…}}, {{?…}} or {{~…}})"),
-    (re.compile(r"\{\{\s*(?:if|else|space)\b|\{\{\s*/(?!/)", re.IGNORECASE), "{{if}}, {{else}}, {{space}} or {{/…}}"),
-    (re.compile(r"\{\{(?:reverse|newline|trim|noop|space)::", re.IGNORECASE), "a {{macro::argument}}"),
-    (re.compile(r"\{\{//\}\}"), "an empty comment {{//}}"),
-]
 
 
 @dataclass(frozen=True)
@@ -198,15 +187,27 @@ def regex_problem(text: str) -> str | None:
 
 # -- the checks ----------------------------------------------------------------------------------
 
+#: the default names under each macro engine (the ``new-macro-engine`` check)
+_NEW_ENV, _LEGACY_ENV = MacroEnv(engine="new"), MacroEnv(engine="legacy")
+
+
+def _shown(text: str) -> str:
+    """A text in a finding: as JSON writes it, cut after 60 characters."""
+    return _j(text if len(text) <= 60 else text[:57] + "...")
+
+
 class _Linter:
     def __init__(self, books: list[Lorebook], settings: Settings | None, compat: str,
-                 tokenizer: str | TokenCounter, word_boundaries: str = SILLYTAVERN) -> None:
+                 tokenizer: str | TokenCounter, word_boundaries: str = SILLYTAVERN,
+                 macro_engine: str | None = None) -> None:
 
         self.books = books
         self.word_rule = with_options(mode_for(compat), word_boundaries).word_boundaries
         self.explicit_settings = settings is not None
         self.settings = settings or make(Settings)
-        self.mode = mode_for(compat)
+        self.mode = with_options(mode_for(compat), macro_engine=macro_engine)
+        #: the macros' values where lint substitutes a key or a content: the default names
+        self.env = MacroEnv(engine=self.mode.macro_engine)
         self.counter = get_counter(tokenizer)
         self.findings: list[tuple[tuple[int, int, int], Finding]] = []
         self.compiled = compile_books(books)
@@ -281,8 +282,8 @@ class _Linter:
                         if _strict(logic, 1) else "never matches (it counts as a miss)")
                 self.add("empty-key", ce, book, where, f"empty key {what}", "remove the empty key")
                 continue
-            macro = "{{" in raw or "<" in raw
-            text = _js.trim(substitute(raw, MacroEnv()) if macro else raw)
+            macro = may_change(raw)
+            text = _js.trim(substitute(raw, self.env) if macro else raw)
             if not text:
                 self.add("whitespace-key", ce, book, where,
                          f"key {_j(raw)} is blank after trimming and matches every scan text"
@@ -392,18 +393,21 @@ class _Linter:
                      None if self.explicit_settings else "warning")
 
     def macro_engine(self, book: str, ce: CompiledEntry, keys: list[Any]) -> None:
-        """Texts the two 1.18 macro engines substitute differently (see the README's *Macros*)."""
+        """Texts SillyTavern 1.18's two macro engines substitute differently, for the names User
+        and Character (see the README's *Macros*)."""
         sec = ce.keys_secondary if isinstance(ce.keys_secondary, list) else []
         texts = [("key", k) for k in keys] + [("keysecondary", k) for k in sec] + [("content", ce.raw_content)]
         for field, text in texts:
-            what = next((w for pattern, w in _NEW_ENGINE if isinstance(text, str) and pattern.search(text)), None)
-            if what is not None:
-                shown = text if len(text) <= 60 else text[:57] + "..."
+            if not isinstance(text, str) or not may_change(text):
+                continue
+            new, legacy = substitute(text, _NEW_ENV), substitute(text, _LEGACY_ENV)
+            if new != legacy:
                 self.add("new-macro-engine", ce, book, field,
-                         f"{field} '{shown}' holds {what}: SillyTavern 1.18's default (new) macro engine "
-                         "substitutes it differently; lorescan follows the legacy engine",
-                         "write the macro plainly ({{user}}, no spaces, escapes or flags); with Experimental "
-                         "macro engine on in SillyTavern, expect a difference here")
+                         f"{field} {_shown(text)} substitutes to {_shown(new)} under SillyTavern's default macro "
+                         f"engine and to {_shown(legacy)} with \"Experimental Macro Engine\" off (as an install "
+                         "upgraded from 1.16 or earlier has it)",
+                         "write the macros plainly ({{user}}: no spaces, escapes, flags or {{if}}) for one "
+                         "result under both engines")
 
     def triggers(self, book: str, ce: CompiledEntry) -> None:
         raw = ce.entry.triggers
@@ -457,7 +461,7 @@ class _Linter:
     def budget(self, book: str, ce: CompiledEntry) -> None:
         if ce.ignore_budget and self.mode.budget_skip:
             return
-        content = substitute(ce.content, MacroEnv())
+        content = substitute(ce.content, self.env)
         budget = self.settings.budget_tokens()
         if self.counter.name in TOKENIZERS and len(content.encode("utf-8", "surrogatepass")) + 7 < budget:
             return                         # the built-in counters never exceed UTF-8 bytes (+6 overhead)
@@ -534,17 +538,19 @@ def _strict(value: Any, number: int) -> bool:
 
 
 def lint(books: list[Lorebook], settings: Settings | None = None, compat: str = "1.18",
-         tokenizer: str | TokenCounter = "cl100k", word_boundaries: str = SILLYTAVERN) -> list[Finding]:
+         tokenizer: str | TokenCounter = "cl100k", word_boundaries: str = SILLYTAVERN,
+         macro_engine: str | None = None) -> list[Finding]:
     """Every finding for ``books`` (loaded together), in book and scan order.
 
     ``settings`` supplies the global case/whole-word defaults, recursion and the budget
     (SillyTavern's module defaults when ``None``); ``tokenizer`` counts the budget check's tokens;
     ``word_boundaries`` is the word rule the books are compiled with (``"unicode"``: no
-    ``word-rule-script`` findings, as that rule sees those words).
+    ``word-rule-script`` findings, as that rule sees those words); ``macro_engine`` the macro engine
+    keys and contents are read with (default: the version's).
     """
     books = list(books)
     with gc_paused(sum(len(b.entries) for b in books) >= BULK):    # a compile's worth of objects, and findings
-        return _Linter(books, settings, compat, tokenizer, word_boundaries).run()
+        return _Linter(books, settings, compat, tokenizer, word_boundaries, macro_engine).run()
 
 
 def worst(findings: list[Finding]) -> Severity | None:

@@ -343,15 +343,18 @@ def test_lint_runs_no_collection_and_leaves_the_collector_on() -> None:
 
 
 def test_texts_the_two_1_18_macro_engines_substitute_differently() -> None:
-    """Under 1.18 a key or content the new macro engine (SillyTavern 1.17+'s default) reads
-    differently from the legacy one lorescan follows is an info finding; a plain macro is not,
-    and 1.12.6 has only the legacy engine."""
+    """Under 1.18 a key or content the new macro engine (SillyTavern 1.17+'s default) substitutes
+    differently from the legacy one (the setting off) is an info finding showing both results; a
+    plain macro is not, and 1.12.6 has only the legacy engine."""
     b = book({"key": ["{{ user }}"]}, {"key": ["ship"], "content": "a \\{b\\}"},
              {"key": ["{{!char}}"], "content": "{{if x}}y{{/if}}"}, {"key": ["{{reverse::ab}}"], "content": "{{//}}"},
              {"key": ["{{user}}"], "content": "{{// a comment}} {{reverse:ab}} {{newline}}"})
     assert [(f.uid, f.field) for f in only(b, "new-macro-engine")] == [
         (0, "key"), (1, "content"), (2, "key"), (2, "content"), (3, "key"), (3, "content")]
-    assert only(b, "new-macro-engine")[0].message == (
-        "key '{{ user }}' holds spaces inside the braces of a macro: SillyTavern 1.18's default (new) macro "
-        "engine substitutes it differently; lorescan follows the legacy engine")
+    got = only(b, "new-macro-engine")
+    assert got[0].message == (
+        'key "{{ user }}" substitutes to "User" under SillyTavern\'s default macro engine and to "{{ user }}" '
+        'with "Experimental Macro Engine" off (as an install upgraded from 1.16 or earlier has it)')
+    assert got[5].message.startswith('content "{{//}}" substitutes to "{{//}}" under SillyTavern\'s default macro '
+                                     'engine and to "" with')
     assert only(b, "new-macro-engine", compat="1.12") == []

@@ -321,6 +321,8 @@ def test_a_bad_header_or_an_unknown_book_is_a_400_naming_it(server: Server, clie
                      "LORESCAN_SYSTEM.settings.world_info_depht", "did you mean 'world_info_depth'?")
         assert_error(post(header(st_version="0.9"), user("x")), 400, "invalid_header", "LORESCAN_SYSTEM.st_version",
                      "0.9")
+        assert_error(post(header(macro_engine="old"), user("x")), 400, "invalid_header",
+                     "LORESCAN_SYSTEM.macro_engine", "unknown macro engine 'old' (accepted: new, legacy)")
         assert_error(post(header(), sys_("LORESCAN_OUTLET"), user("x")), 400, "invalid_header",
                      "messages[1].content", "needs an outlet name")
     assert upstream.received == []              # none of them was forwarded

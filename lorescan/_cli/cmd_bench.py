@@ -114,10 +114,12 @@ def measure(n: int, args: argparse.Namespace, gen: ModuleType, base_mod: ModuleT
 
     progress(f"{n} entries: compile")
     out["compile"], lore = _time(lambda: lorescan.compile([book], settings=s_on, tokenizer=args.tokenizer,
-                                                            word_boundaries=args.word_boundaries),
+                                                            word_boundaries=args.word_boundaries,
+                                                            macro_engine=args.macro_engine),
                                  args.rounds)
     out["memory"] = _memory(lambda: lorescan.compile([book], settings=s_on, tokenizer=args.tokenizer,
-                                                            word_boundaries=args.word_boundaries))
+                                                            word_boundaries=args.word_boundaries,
+                                                            macro_engine=args.macro_engine))
     chat = gen.chat_messages(gen.make_chat(entries, args.messages, args.seed))
     results = {}
     for label, s in (("activate_flat", s_off), ("activate_recursive", s_on)):
@@ -136,7 +138,8 @@ def measure(n: int, args: argparse.Namespace, gen: ModuleType, base_mod: ModuleT
             # a replay in progress: a fresh book replays the generations before, untimed, then
             # the last ones are timed (each meets new messages and its own recursion texts)
             fresh = lorescan.compile([book], settings=s_on, tokenizer=args.tokenizer,
-                                                            word_boundaries=args.word_boundaries)
+                                                            word_boundaries=args.word_boundaries,
+                                                            macro_engine=args.macro_engine)
             rng, timed = random.Random(2), None
             for g in replay(fresh, chat, settings=s_on, rng=rng, points=head, **names):
                 timed = g.result.timed

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import add_match_args, add_version_arg
+from .common import add_match_args, add_version_arg, shown_version
 from .render import Table
 
 
@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
         books.extend(loaded.books)
     settings, tokenizer = read_settings(args.settings)
     findings = lint(books, settings if args.settings else None, compat=args.st_version,
-                    tokenizer=args.tokenizer or tokenizer or "cl100k", word_boundaries=args.word_boundaries)
+                    tokenizer=args.tokenizer or tokenizer or "cl100k", word_boundaries=args.word_boundaries,
+                    macro_engine=args.macro_engine)
     errors = sum(1 for f in findings if f.severity == "error")
     if args.json:
         print(json.dumps([f.to_json() for f in findings], ensure_ascii=False, indent=2))
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{len(books)} book(s), {sum(len(b.entries) for b in books)} entries: no findings.")
         return 0
     table = Table(["severity", "entry", "field", "code", "message", "fix"],
-                  title=f"lorescan lint (SillyTavern {args.st_version})")
+                  title=f"lorescan lint (SillyTavern {shown_version(args.st_version, args.macro_engine)})")
     for f in findings:
         table.add([f.severity, f.book if f.uid is None else f"{f.book}.{f.uid}", f.field or "", f.code,
                    f.message, f.fix])

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     table = Table(["gen", "msg", "activated (position)", "new", "gone", "budget"],
                   title=f"Replay of {args.chat}: {_count(len(points), 'generation')}, "
-                        f"{len(inputs.books)} book(s), SillyTavern {inputs.lore.mode.version}")
+                        f"{len(inputs.books)} book(s), SillyTavern {inputs.lore.mode.shown}")
     total = 0
     for n, gen in enumerate(gens, 1):
         r = gen.result

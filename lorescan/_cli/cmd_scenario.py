@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from .common import add_version_arg
+from .common import add_macro_engine_arg, add_version_arg
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,6 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="scenario JSON files")
     add_version_arg(p, None, "reproduce this SillyTavern version instead of each file's st_version")
+    add_macro_engine_arg(p)
     p.add_argument("--no-quirks", dest="quirks", action="store_false",
                    help="correct SillyTavern's known bugs instead of reproducing them")
     p.add_argument("--check", action="store_true",
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
             sc = parse_json(decode_text(read_file(path), name), name)
             if isinstance(sc, dict) and isinstance(sc.get("name"), str):
                 label = sc["name"]
-            result = run_scenario(sc, version=args.st_version, quirks=args.quirks)
+            result = run_scenario(sc, version=args.st_version, quirks=args.quirks, macro_engine=args.macro_engine)
             line: dict = {"name": label, "result": result}
             if args.check:
                 ok = isinstance(sc, dict) and sc.get("expected") == result

@@ -171,7 +171,8 @@ def run(args: argparse.Namespace) -> int:
     config = ServiceConfig(data_dir=data, token=token, max_body_mb=args.max_body_mb, cache_mb=args.cache_mb,
                            workers=args.workers, cors_origins=tuple(args.cors), owns_process=True,
                            upstream=upstream, upstream_key=key, upstream_timeout=args.upstream_timeout,
-                           word_boundaries=args.word_boundaries, card_book_settings=args.card_book_settings)
+                           word_boundaries=args.word_boundaries, card_book_settings=args.card_book_settings,
+                           macro_engine=args.macro_engine)
     proxy = f", proxy to {shown_url(upstream)}" if upstream else ""
     host = f"[{args.host}]" if ":" in args.host else args.host      # an IPv6 address, as a URL writes it
     shown = f"lorescan serve: http://{host}:{{port}} (data {data}{', token required' if token else ''}{proxy}" \

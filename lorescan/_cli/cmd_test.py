@@ -53,7 +53,10 @@ def run(args: argparse.Namespace) -> int:
     books = []
     for b in spec.books:
         books.extend(load(str(base / b)).books)
-    lore = Lore(books, compat=spec.st_version, tokenizer=spec.tokenizer)
+    try:
+        lore = Lore(books, compat=spec.st_version, tokenizer=spec.tokenizer, macro_engine=spec.macro_engine)
+    except LorescanError as exc:     # st_version, tokenizer or macro_engine: name the case file
+        raise exc.with_file(str(path)) from None
     failed = 0
     for case in spec.cases:
         try:

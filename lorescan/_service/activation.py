@@ -71,7 +71,7 @@ async def run_activate(svc: Service, body: ActivateBody,
     client left while the request waited for a lock."""
     sc = scenario_of(body)
     refs = stored_refs(body, svc.store)
-    mode = svc.mode(body.st_version, body.word_boundaries, body.card_book_settings)
+    mode = svc.mode(body.st_version, body.word_boundaries, body.card_book_settings, body.macro_engine)
     tokenizer = body.tokenizer
     if needs_thread_for_key(sc):
         key = await asyncio.to_thread(books_key, sc, refs, mode, tokenizer)

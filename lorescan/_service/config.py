@@ -47,7 +47,8 @@ class ServiceConfig:
     shown in a repr;
     ``upstream_timeout``: seconds to wait for the upstream to connect, answer or send the next chunk.
     ``word_boundaries`` and ``card_book_settings``: the matching options beyond SillyTavern every
-    activation uses unless its body sets its own.
+    activation uses unless its body sets its own; ``macro_engine`` likewise (``None``: each version's
+    default, the new engine for 1.18).
     """
 
     data_dir: Path
@@ -62,6 +63,7 @@ class ServiceConfig:
     upstream_timeout: float = DEFAULT_UPSTREAM_TIMEOUT
     word_boundaries: str = "sillytavern"
     card_book_settings: bool = False
+    macro_engine: str | None = None
 
     @property
     def store_path(self) -> Path:

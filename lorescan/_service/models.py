@@ -156,6 +156,9 @@ class ActivateBody(_Strict):
                                   "occur in it, or they are constant, sticky, forced, delayed or cooling down) "
                                   "and these <book>.<uid> keys, explained even when no key matched; keeps the "
                                   "trace of a large book small and fast (default: every entry)")
+    macro_engine: str | None = Field(default=None, description="SillyTavern's macro engine: \"new\" (1.18's "
+                                     "default) or \"legacy\" (its \"Experimental Macro Engine\" setting off; "
+                                     "1.12.6's only one); default: the service's setting, else the version's")
     word_boundaries: str | None = Field(default=None, description="beyond SillyTavern: \"unicode\" matches whole "
                                         "words in every script (default: the service's setting, \"sillytavern\")")
     card_book_settings: bool | None = Field(default=None, description="beyond SillyTavern: a character card book's "

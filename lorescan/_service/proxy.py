@@ -60,7 +60,7 @@ DROP_RESPONSE = HOP_BY_HOP | {"content-length", "content-encoding", "date", "ser
 HEADER_FIELDS = {"books": "stored_books", "settings": "settings", "user": "user_name", "char": "char_name",
                  "session": "session", "st_version": "st_version", "type": "type", "character": "character",
                  "persona_description": "persona_description", "trace": "trace", "tokenizer": "tokenizer",
-                 "seed": "seed"}
+                 "seed": "seed", "macro_engine": "macro_engine"}
 _BODY_NAMES = {v: k for k, v in HEADER_FIELDS.items()}
 _SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in ",%")
 _PLAIN_KEYS = re.compile(r"[\x21-\x24\x26-\x7e]*")     # what quote() keeps, and commas

@@ -104,20 +104,26 @@ class Service:
         self.cache = CompiledCache(config.cache_bytes, self.compile_pool, self.metrics,
                                    freeze=config.owns_process)
         self.session_locks = SessionLocks()
-        self._modes: dict[tuple[str, str | None, bool | None], Mode] = {}
+        self._modes: dict[tuple[str, str | None, bool | None, str | None], Mode] = {}
 
-    def mode(self, version: str, word_boundaries: str | None = None, card_book_settings: bool | None = None) -> Mode:
-        """The mode for a request's ``st_version`` and matching options (``None``: the service's
-        setting); 422 naming the field for an unknown value."""
-        ck = (version, word_boundaries, card_book_settings)
+    def mode(self, version: str, word_boundaries: str | None = None, card_book_settings: bool | None = None,
+             macro_engine: str | None = None) -> Mode:
+        """The mode for a request's ``st_version``, matching options and macro engine (``None``: the
+        service's setting); 422 naming the field for an unknown value."""
+        ck = (version, word_boundaries, card_book_settings, macro_engine)
         got = self._modes.get(ck)
         if got is None:
             cfg = self.config
             try:
-                got = with_options(mode_for(version), word_boundaries or cfg.word_boundaries,
-                                   cfg.card_book_settings if card_book_settings is None else card_book_settings)
+                base = mode_for(version)
+                engine = macro_engine or cfg.macro_engine
+                if engine == "new" and base.version == "1.12" and macro_engine is None:
+                    engine = None   # the service's default engine: what 1.12.6 has
+                got = with_options(base, word_boundaries or cfg.word_boundaries,
+                                   cfg.card_book_settings if card_book_settings is None else card_book_settings,
+                                   engine)
             except LorescanError as exc:
-                field = "word_boundaries" if exc.field == "word_boundaries" else "st_version"
+                field = exc.field if exc.field in ("word_boundaries", "macro_engine") else "st_version"
                 raise ServiceError(422, "invalid_request", exc.message, field) from None
             self._modes[ck] = got
         return got
