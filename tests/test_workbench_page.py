@@ -134,6 +134,31 @@ def test_a_permalink_reproduces_the_view(page: Any, browser: Any) -> None:
     again.close()
 
 
+def test_the_macro_engine_select_reads_a_spaced_macro_its_own_way(browser: Any, server: Server) -> None:
+    """A key written ``{{ user }}`` is the user's name to SillyTavern's default macro engine and
+    text to the legacy one: choosing the engine in the settings changes what fires, the permalink
+    keeps it, and under 1.12.6 the select is off (it has only the legacy engine)."""
+    book = {"entries": {"0": {"uid": 0, "key": ["{{ user }}"], "content": "The user is here."}}}
+    with server.client() as c:
+        assert c.put("/v1/books/spaced", content=json.dumps(book).encode()).status_code in (200, 201)
+    pg = browser.new_page(viewport={"width": 1400, "height": 1000})
+    pg.goto(server.url + "/?book=spaced")
+    pg.wait_for_selector("#entries li.entry")
+    _type(pg, "User waves.")
+    pg.locator('#activated li[data-entry="spaced.0"]').wait_for()
+    pg.click("#settings-toggle")
+    pg.select_option("#macro-engine", "legacy")
+    pg.locator('#activated li[data-entry="spaced.0"]').wait_for(state="detached")
+    assert pg.locator("#activated li[data-entry]").count() == 0
+    assert _url_state(pg.url)["macroEngine"] == "legacy"
+    pg.select_option("#macro-engine", "new")
+    pg.locator('#activated li[data-entry="spaced.0"]').wait_for()
+    pg.select_option("#st-version", "1.12")
+    pg.locator('#activated li[data-entry="spaced.0"]').wait_for(state="detached")
+    assert pg.locator("#macro-engine").is_disabled() and pg.locator("#macro-engine").input_value() == "legacy"
+    pg.close()
+
+
 def test_screenshot_of_a_replayed_chat(browser: Any, server: Server) -> None:
     """The sample chat loaded from its file, replayed, an entry selected: saved for a person to look at."""
     pg = browser.new_page(viewport={"width": 1440, "height": 1100})

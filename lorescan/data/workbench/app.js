@@ -11,7 +11,8 @@ const LIST_LIMIT = 300;       // entries drawn at once; the search narrows a lar
 const DEBOUNCE_MS = 40;       // quiet time after an edit before asking (a newer edit aborts the older request)
 
 const state = {
-  book: null, stVersion: "1.18", tokenizer: "chars4", settings: {}, userName: "User", charName: "Character",
+  book: null, stVersion: "1.18", macroEngine: "new", tokenizer: "chars4", settings: {}, userName: "User",
+  charName: "Character",
   chat: [], type: "normal", dryRun: false, replay: false, step: 0, selected: null,
   search: "", status: "all", group: "", position: "",
 };
@@ -295,6 +296,7 @@ function buildBody() {
   const chat = state.chat.map((m) => ({ name: m.name, is_user: m.is_user, is_system: m.is_system, mes: m.mes }));
   const body = { stored_books: [state.book], settings: changedSettings(), user_name: state.userName,
     char_name: state.charName, st_version: state.stVersion, tokenizer: state.tokenizer, trace: true,
+    macro_engine: state.stVersion === "1.12" ? "legacy" : state.macroEngine,
     trace_focus: state.selected && byKey.has(state.selected) ? [state.selected] : [] };
   if (state.replay) {
     const pts = replayPoints();
@@ -462,6 +464,8 @@ async function start() {
 
 function syncControls() {
   $("st-version").value = state.stVersion;
+  $("macro-engine").value = state.stVersion === "1.12" ? "legacy" : state.macroEngine;
+  $("macro-engine").disabled = state.stVersion === "1.12";    // 1.12.6 has only the legacy engine
   $("tokenizer").value = state.tokenizer;
   $("user-name").value = state.userName;
   $("char-name").value = state.charName;
@@ -476,7 +480,8 @@ function syncControls() {
 function wire() {
   const on = (id, ev, fn) => $(id).addEventListener(ev, fn);
   on("book-select", "change", (e) => { state.selected = null; openBook(e.target.value).catch(showError); });
-  on("st-version", "change", (e) => { state.stVersion = e.target.value; changed(); });
+  on("st-version", "change", (e) => { state.stVersion = e.target.value; syncControls(); changed(); });
+  on("macro-engine", "change", (e) => { state.macroEngine = e.target.value; changed(); });
   on("tokenizer", "change", (e) => { state.tokenizer = e.target.value; changed(); });
   on("user-name", "input", (e) => { state.userName = e.target.value; changed(); });
   on("char-name", "input", (e) => { state.charName = e.target.value; changed(); });
