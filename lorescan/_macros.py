@@ -102,7 +102,8 @@ def names_env(user: str, char: str, version: str, engine: str = "legacy") -> Mac
 def may_change(text: str) -> bool:
     """Whether substitution may change ``text`` under either engine (``False``: it leaves it as it
     is, whatever the names). Cheap: most keys and contents are skipped by it."""
-    return "<" in text or "{{" in text or _macro_engine.may_change(text)
+    return ("<" in text or "{{" in text or "\x00" in text      # what either engine reads (both may_change)
+            or ("\\" in text and ("\\{" in text or "\\}" in text)))
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}

@@ -10,6 +10,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lorescan._macro_engine import card_env, evaluate, may_change, trim_scoped
 from lorescan._macro_parser import lex
@@ -173,3 +175,18 @@ def test_trim_scoped() -> None:
 def test_lexer_ends_with_end_of_input() -> None:
     toks = lex("a{{user}}")
     assert [t.start for t in toks] == [0, 1, 3, 7, 9]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="{}<>\\/!#:|USERBOTusrbt \n\x00\x1fELS-", max_size=24))
+def test_a_text_either_engine_may_change_is_one_lorescan_substitutes(text: str) -> None:
+    """lorescan skips substitution for texts its shared ``may_change`` rules out: both engines
+    must then leave them as they are, whatever the names."""
+    from lorescan._macros import may_change as shared
+    from lorescan._macros import substitute
+
+    env = MacroEnv(user="{{char}}<BOT>", char="\\{x}")
+    for engine in ("new", "legacy"):
+        got = substitute(text, MacroEnv(user=env.user, char=env.char, engine=engine))
+        assert shared(text) or got == text
+    assert shared(text) or not may_change(text)
