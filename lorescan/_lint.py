@@ -188,7 +188,7 @@ def regex_problem(text: str) -> str | None:
 # -- the checks ----------------------------------------------------------------------------------
 
 #: the default names under each macro engine (the ``new-macro-engine`` check)
-_NEW_ENV, _LEGACY_ENV = MacroEnv(engine="new"), MacroEnv(engine="legacy")
+_NEW_ENV, _LEGACY_ENV = MacroEnv(engine="new", outlets=True), MacroEnv(engine="legacy", outlets=True)
 
 
 def _shown(text: str) -> str:
@@ -207,7 +207,7 @@ class _Linter:
         self.settings = settings or make(Settings)
         self.mode = with_options(mode_for(compat), macro_engine=macro_engine)
         #: the macros' values where lint substitutes a key or a content: the default names
-        self.env = MacroEnv(engine=self.mode.macro_engine)
+        self.env = MacroEnv(engine=self.mode.macro_engine, outlets=self.mode.outlets)
         self.counter = get_counter(tokenizer)
         self.findings: list[tuple[tuple[int, int, int], Finding]] = []
         self.compiled = compile_books(books)

@@ -280,6 +280,8 @@ def _handler(name: str, args: list[str], flags: list[str], scoped: bool, env: Ma
         return _ELSE_MARKER
     if name == "if":
         return _if(args[0], args[1], flags, env)
+    if name == "outlet":    # filled after the scan, cleared when a generation ends: empty while it runs
+        return ""
     value = name_value(name, env)
     if value is None:
         raise _Live()
@@ -458,7 +460,7 @@ def card_env(base_env: MacroEnv, ch: Character | None, persona_description: str 
     empty = tuple((name, "") for name, _src in _CARD_MACROS["1.18"])
     after = (("groupNotMuted", base_env.char), ("notChar", base_env.user))
     inner = MacroEnv(user=base_env.user, char=base_env.char, group=base_env.group, variables=empty,
-                     after_names=after, engine=base_env.engine)
+                     after_names=after, engine=base_env.engine, outlets=base_env.outlets)
     variables: list[tuple[str, str]] = []
     for name, source in _CARD_MACROS["1.18"]:
         if source is None:
@@ -477,4 +479,5 @@ def card_env(base_env: MacroEnv, ch: Character | None, persona_description: str 
             continue
         variables.append((name, "" if name == "mesExamples" else value))
     return MacroEnv(user=base_env.user, char=base_env.char, group=base_env.group, variables=tuple(variables),
-                    after_names=after, dollar_patterns=base_env.dollar_patterns, engine=base_env.engine)
+                    after_names=after, dollar_patterns=base_env.dollar_patterns, engine=base_env.engine,
+                    outlets=base_env.outlets)

@@ -4,8 +4,9 @@ SillyTavern replaces the legacy tokens ``<USER>``, ``<BOT>``, ``<CHAR>``, ``<CHA
 ``<GROUP>`` (any case, even without ``{{``), then the ``{{…}}`` macros. lorescan implements the
 macros that do not depend on the live UI: names, the card's fields (``{{description}}``,
 ``{{persona}}``, ``{{charPrompt}}`` …, each version's own set), ``{{newline}}``, ``{{trim}}``,
-``{{noop}}``, ``{{reverse:…}}`` and ``{{// comments}}``. Unknown macros (``{{model}}``, variables,
-random and time macros) are left as written.
+``{{noop}}``, ``{{reverse:…}}``, ``{{// comments}}`` and 1.18's ``{{outlet::name}}`` (empty while
+SillyTavern scans). Unknown macros (``{{model}}``, variables, random and time macros) are left as
+written.
 
 SillyTavern has two macro engines. This module is the legacy one (1.12.6's only engine, and 1.17
 and later's with the "Experimental Macro Engine" setting off); :mod:`._macro_engine` is the new
@@ -43,6 +44,9 @@ _CLEANUPS = [(_NEWLINE, "{{newline}}", "\n"), (_TRIM, "{{trim}}", ""), (_NOOP, "
 #: ``{{reverse:(.+?)}}``: JavaScript's ``.`` stops at every line terminator, not only ``\n``
 _REVERSE = re.compile(r"\{\{reverse:([^\n\r\u2028\u2029]+?)\}\}", _JS_I)
 _COMMENT = re.compile(r"\{\{//[\s\S]*?\}\}")
+#: ``{{outlet::name}}``: an outlet's text is set after the scan and cleared when a generation ends,
+#: so while SillyTavern scans, every outlet is empty
+_OUTLET = re.compile(r"\{\{outlet::[^\n\r\u2028\u2029]+?\}\}", _JS_I)
 _DOLLAR = re.compile(r"\$([$&`'])")
 #: every version's card macros (and 1.18's names after the names), by any part of their names the
 #: new engine's aliases share (``{{charDescription}}``, ``{{version}}``): a text that holds none of
@@ -67,7 +71,8 @@ class MacroEnv:
     macros (``description``, ``persona`` …) in the order ``substituteParams`` replaces them, before
     the names; ``after_names`` are replaced after the names (1.18's ``groupNotMuted`` and
     ``notChar``). ``dollar_patterns``: the legacy tokens' values are JavaScript replacement strings
-    (``$&``, ``$$`` …), as 1.12.6's ``replace`` reads them.
+    (``$&``, ``$$`` …), as 1.12.6's ``replace`` reads them. ``outlets``: the version has the
+    ``{{outlet::name}}`` macro (1.18), which is empty while the scan runs.
     """
 
     user: str = "User"
@@ -77,6 +82,7 @@ class MacroEnv:
     after_names: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     dollar_patterns: bool = False
     engine: str = "legacy"
+    outlets: bool = False
 
     def value(self, name: str) -> str:
         """The value of a name macro: ``user``, ``char`` or ``group``."""
@@ -96,7 +102,8 @@ class MacroEnv:
 def names_env(user: str, char: str, version: str, engine: str = "legacy") -> MacroEnv:
     """The names of an evaluation for the macro ``engine``, as ``version`` reads them in the legacy
     tokens (the card's macros are added by :func:`evaluation_env`)."""
-    return MacroEnv(user=user, char=char, dollar_patterns=version == "1.12", engine=engine)
+    return MacroEnv(user=user, char=char, dollar_patterns=version == "1.12", engine=engine,
+                    outlets=version != "1.12")
 
 
 def may_change(text: str) -> bool:
@@ -149,6 +156,8 @@ def substitute(text: str | None, env: MacroEnv) -> str:
         text = _REVERSE.sub(lambda m: m.group(1)[::-1], text)
     if "{{//" in text:
         text = _COMMENT.sub("", text)
+    if env.outlets and "{{" in text and "{{outlet::" in text.lower():
+        text = _OUTLET.sub("", text)
     return text
 
 
@@ -235,7 +244,7 @@ def card_env(base_env: MacroEnv, ch: Character | None, persona_description: str 
         variables.append((name, value))
     after = (("groupNotMuted", base_env.char), ("notChar", base_env.user)) if version == "1.18" else ()
     return MacroEnv(user=base_env.user, char=base_env.char, variables=tuple(variables), after_names=after,
-                    dollar_patterns=base_env.dollar_patterns, engine=base_env.engine)
+                    dollar_patterns=base_env.dollar_patterns, engine=base_env.engine, outlets=base_env.outlets)
 
 
 #: the scan-text sources of 1.18's ``match*`` flags: each one's name in a result, and its card macro

@@ -358,3 +358,12 @@ def test_texts_the_two_1_18_macro_engines_substitute_differently() -> None:
     assert got[5].message.startswith('content "{{//}}" substitutes to "{{//}}" under SillyTavern\'s default macro '
                                      'engine and to "" with')
     assert only(b, "new-macro-engine", compat="1.12") == []
+
+
+def test_an_outlet_macro_key_is_blank_in_1_18_and_text_in_1_12() -> None:
+    """``{{outlet::x}}`` is empty while SillyTavern 1.18 scans (outlets are filled after it), under
+    either macro engine; 1.12.6 has no such macro and keeps the text."""
+    b = book({"key": ["{{outlet::x}}"]})
+    assert [f.code for f in only(b, "whitespace-key")] == ["whitespace-key"]
+    assert [f.code for f in only(b, "whitespace-key", macro_engine="legacy")] == ["whitespace-key"]
+    assert only(b, "whitespace-key", compat="1.12") == []
