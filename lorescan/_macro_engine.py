@@ -455,7 +455,7 @@ def card_env(base_env: MacroEnv, ch: Character | None, persona_description: str 
     engine with the card's own macros empty (``{{description}}`` inside a field is ``''``, the
     names are the names), carriage returns dropped afterwards; the version as it is.
     ``{{mesExamples}}`` is ``''`` without examples and left as written otherwise."""
-    from ._macros import _CARD_MACROS, MacroEnv
+    from ._macros import _CARD_MACROS, MacroEnv, card_source
 
     empty = tuple((name, "") for name, _src in _CARD_MACROS["1.18"])
     after = (("groupNotMuted", base_env.char), ("notChar", base_env.user))
@@ -463,14 +463,7 @@ def card_env(base_env: MacroEnv, ch: Character | None, persona_description: str 
                      after_names=after, engine=base_env.engine, outlets=base_env.outlets)
     variables: list[tuple[str, str]] = []
     for name, source in _CARD_MACROS["1.18"]:
-        if source is None:
-            raw: object = persona_description
-        elif ch is None:
-            raw = ""
-        elif source == "depth_prompt":
-            raw = ch.depth_prompt_text()
-        else:
-            raw = getattr(ch, source, "")
+        raw = card_source(source, ch, persona_description)
         if source == "character_version":
             value = raw if isinstance(raw, str) else ""
         else:

@@ -210,6 +210,18 @@ def evaluation_env(base_env: MacroEnv, ch: Character | None, persona_description
     return got
 
 
+def card_source(source: str | None, ch: Character | None, persona_description: str | None) -> object:
+    """What a card macro reads (:data:`_CARD_MACROS`): the persona description (``None``), nothing
+    without a character, the depth prompt's text, else the card's field as it is stored."""
+    if source is None:
+        return persona_description
+    if ch is None:
+        return ""
+    if source == "depth_prompt":
+        return ch.depth_prompt_text()
+    return getattr(ch, source, "")
+
+
 #: the :class:`Character` fields the card's macros read (and its depth prompt's text)
 _CARD_FIELDS = ("system_prompt", "post_history_instructions", "description", "personality", "scenario",
                 "mes_example", "character_version", "creator_notes")
@@ -227,14 +239,7 @@ def card_env(base_env: MacroEnv, ch: Character | None, persona_description: str 
         return _macro_engine.card_env(base_env, ch, persona_description)
     variables = []
     for name, source in _CARD_MACROS[version]:
-        if source is None:
-            raw = persona_description
-        elif ch is None:
-            raw = ""
-        elif source == "depth_prompt":
-            raw = ch.depth_prompt_text()
-        else:
-            raw = getattr(ch, source, "")
+        raw = card_source(source, ch, persona_description)
         if source == "character_version":    # read as it is (no trim, no macros)
             value = raw if isinstance(raw, str) else ""
         else:

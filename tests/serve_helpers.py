@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,3 +96,26 @@ def serving(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Ser
         yield srv
     finally:
         assert srv.stop() in STOPPED, srv.output()
+
+
+def asgi_calls(data_dir: Path, calls: list[tuple[str, str, Any]], **config: Any) -> list[httpx.Response]:
+    """Requests to a service in this process (``create_app`` with ``ServiceConfig(data_dir,
+    **config)``, its lifespan run, through httpx's ASGI transport), in order: each a (method, URL,
+    body); a PUT sends the body as bytes, a POST as JSON."""
+    import asyncio
+
+    from lorescan._service.app import create_app
+    from lorescan._service.config import ServiceConfig
+
+    app = create_app(ServiceConfig(data_dir=data_dir, **config))
+
+    async def run() -> list[httpx.Response]:
+        out = []
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://service") as c:
+                for method, url, body in calls:
+                    out.append(await (c.put(url, content=body) if method == "PUT" else c.post(url, json=body)))
+        return out
+
+    return asyncio.run(run())

@@ -28,6 +28,11 @@ def _env(user: str, char: str, card: dict[str, str] | None, persona: str) -> Mac
     return card_env(base, None if card is None else _Card(**card), persona)  # type: ignore[arg-type]
 
 
+#: a card whose fields hold names, card macros, a macro the new engine lacks, a carriage return and spaces
+CARD = {"description": " Desc of {{char}} {{description}} {{charJailbreak}} ", "personality": "kind",
+        "scenario": "a\r\nb", "system_prompt": "SYS {{user}}", "post_history_instructions": "PHI", "mes_example": "",
+        "creator_notes": "notes <USER>", "character_version": " v1 {{user}} ", "depth_prompt": "  depth {{persona}}  "}
+
 # (id, text, user, char, card fields or None, persona description, SillyTavern's result)
 CASES: list[tuple[str, str, str, str, Any, str, str]] = [
     ('f1', '{{ user }}|{{\tchar\n}}', 'Al', 'Moon', None, '',
@@ -92,7 +97,7 @@ CASES: list[tuple[str, str, str, str, Any, str, str]] = [
      '{{if user::shown}}|{{if ::x}}'),
     ('if-indent', '{{if user}}\n    line1\n      line2\n  line3\n{{/if}}|{{#if user}}  keep  {{/if}}', 'Al', 'Moon', None, '',
      'line1\n  line2\nline3|  keep  '),
-    ('if-card', '{{if description}}D:{{description}}{{else}}none{{/if}}|{{if charVersion}}V{{/if}}', 'Al', 'Moon', {'description': ' Desc of {{char}} {{description}} {{charJailbreak}} ', 'personality': 'kind', 'scenario': 'a\r\nb', 'system_prompt': 'SYS {{user}}', 'post_history_instructions': 'PHI', 'mes_example': '', 'creator_notes': 'notes <USER>', 'character_version': ' v1 {{user}} ', 'depth_prompt': '  depth {{persona}}  '}, 'P',
+    ('if-card', '{{if description}}D:{{description}}{{else}}none{{/if}}|{{if charVersion}}V{{/if}}', 'Al', 'Moon', CARD, 'P',
      'D:Desc of Moon  {{charJailbreak}}|V'),
     ('if-case', '{{IF user}}a{{ELSE}}b{{/IF}}|{{if user}}a{{ELSE}}b{{/if}}', 'Al', 'Moon', None, '',
      'ab|ab'),
@@ -100,9 +105,9 @@ CASES: list[tuple[str, str, str, str, Any, str, str]] = [
      'ab'),
     ('if-unclosed', '{{if user}}text', 'Al', 'Moon', None, '',
      '{{if user}}text'),
-    ('card', '{{description}}|{{charDescription}}|{{personality}}|{{scenario}}|{{persona}}|{{charPrompt}}|{{charInstruction}}|{{charJailbreak}}', 'Al', 'Moon', {'description': ' Desc of {{char}} {{description}} {{charJailbreak}} ', 'personality': 'kind', 'scenario': 'a\r\nb', 'system_prompt': 'SYS {{user}}', 'post_history_instructions': 'PHI', 'mes_example': '', 'creator_notes': 'notes <USER>', 'character_version': ' v1 {{user}} ', 'depth_prompt': '  depth {{persona}}  '}, ' persona {{user}} ',
+    ('card', '{{description}}|{{charDescription}}|{{personality}}|{{scenario}}|{{persona}}|{{charPrompt}}|{{charInstruction}}|{{charJailbreak}}', 'Al', 'Moon', CARD, ' persona {{user}} ',
      'Desc of Moon  {{charJailbreak}}|Desc of Moon  {{charJailbreak}}|kind|a\nb|persona Al|SYS Al|PHI|{{charJailbreak}}'),
-    ('card2', '{{mesExamples}}|{{mesExamplesRaw}}|{{charVersion}}|{{char_version}}|{{version}}|{{charDepthPrompt}}|{{creatorNotes}}|{{charCreatorNotes}}', 'Al', 'Moon', {'description': ' Desc of {{char}} {{description}} {{charJailbreak}} ', 'personality': 'kind', 'scenario': 'a\r\nb', 'system_prompt': 'SYS {{user}}', 'post_history_instructions': 'PHI', 'mes_example': '', 'creator_notes': 'notes <USER>', 'character_version': ' v1 {{user}} ', 'depth_prompt': '  depth {{persona}}  '}, 'Pers',
+    ('card2', '{{mesExamples}}|{{mesExamplesRaw}}|{{charVersion}}|{{char_version}}|{{version}}|{{charDepthPrompt}}|{{creatorNotes}}|{{charCreatorNotes}}', 'Al', 'Moon', CARD, 'Pers',
      '|| v1 {{user}} | v1 {{user}} | v1 {{user}} |depth |notes Al|notes Al'),
     ('no-card', '[{{description}}][{{persona}}][{{charVersion}}][{{mesExamples}}]', 'Al', 'Moon', None, 'Pers {{char}}',
      '[][Pers Moon][][]'),

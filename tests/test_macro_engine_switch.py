@@ -5,7 +5,6 @@ is SillyTavern's own result; see ``tests/fixtures/differential/st118-macro-*``).
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -134,25 +133,13 @@ def test_lint_reads_keys_with_the_engine_it_is_given() -> None:
 # -- the service (in process) -------------------------------------------------------------------
 
 pytest.importorskip("fastapi")
-httpx = pytest.importorskip("httpx")
+pytest.importorskip("httpx")
 
 
 def _service_calls(tmp_path: Path, bodies: list[dict[str, Any]], **config: Any) -> list[Any]:
-    from lorescan._service.app import create_app
-    from lorescan._service.config import ServiceConfig
+    from .serve_helpers import asgi_calls
 
-    app = create_app(ServiceConfig(data_dir=tmp_path, **config))
-
-    async def run() -> list[Any]:
-        out = []
-        async with app.router.lifespan_context(app):
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://service") as c:
-                for body in bodies:
-                    out.append(await c.post("/v1/activate", json=body))
-        return out
-
-    return asyncio.run(run())
+    return asgi_calls(tmp_path, [("POST", "/v1/activate", body) for body in bodies], **config)
 
 
 BODY = {"entries": SPACED, "chat": CHAT, "user_name": "Al"}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -74,28 +73,13 @@ def test_card_book_settings_on_the_command_line(tmp_path: Path, capsys: Any) -> 
 # -- the service (in process) -------------------------------------------------------------------
 
 pytest.importorskip("fastapi")
-httpx = pytest.importorskip("httpx")
+pytest.importorskip("httpx")
 
 
 def _service_calls(tmp_path: Path, calls: list[tuple[str, str, Any]], **config: Any) -> list[Any]:
-    from lorescan._service.app import create_app
-    from lorescan._service.config import ServiceConfig
+    from .serve_helpers import asgi_calls
 
-    app = create_app(ServiceConfig(data_dir=tmp_path, **config))
-
-    async def run() -> list[Any]:
-        out = []
-        async with app.router.lifespan_context(app):
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://service") as c:
-                for method, url, body in calls:
-                    if method == "PUT":
-                        out.append(await c.put(url, content=body))
-                    else:
-                        out.append(await c.post(url, json=body))
-        return out
-
-    return asyncio.run(run())
+    return asgi_calls(tmp_path, calls, **config)
 
 
 ENTRIES = [{"uid": 0, "key": ["кот"], "content": "cat", "matchWholeWords": True}]
