@@ -20,6 +20,7 @@ from typing import Any, Literal
 from . import _js
 from ._compile import CompiledEntry, compile_books
 from ._construct import BULK, gc_paused, make
+from ._errors import LorescanError
 from ._jsregex import JsRegex, JsRegexSyntaxError, parse_regex_key
 from ._lint_types import CODES as TYPE_CODES
 from ._lint_types import type_findings
@@ -68,6 +69,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "case-mismatch-own-content": ("info", "a case-sensitive key appears in its own content only in another case"),
     "single-member-group": ("warning", "an inclusion group with a single member"),
     "duplicate-uid": ("error", "two entries share one <book>.<uid>: SillyTavern keeps one activation per uid"),
+    "macros-too-deep": ("warning", "macros nested too deeply for lorescan to substitute (about 140 levels)"),
     "new-macro-engine": ("info", "SillyTavern's two macro engines substitute this text differently: installs "
                                  "with the \"Experimental Macro Engine\" setting off see another text"),
     **TYPE_CODES,
@@ -283,7 +285,7 @@ class _Linter:
                 self.add("empty-key", ce, book, where, f"empty key {what}", "remove the empty key")
                 continue
             macro = may_change(raw)
-            text = _js.trim(substitute(raw, self.env) if macro else raw)
+            text = _js.trim(self.substituted(raw, ce, book, where) if macro else raw)
             if not text:
                 self.add("whitespace-key", ce, book, where,
                          f"key {_j(raw)} is blank after trimming and matches every scan text"
@@ -392,6 +394,18 @@ class _Linter:
                      "turn world_info_recursive on, or clear delayUntilRecursion",
                      None if self.explicit_settings else "warning")
 
+    def substituted(self, text: str, ce: CompiledEntry, book: str, field: str) -> str:
+        """``text`` with its macros substituted; as it is, with a finding, when they nest too deeply
+        for the new engine's parser (said once per entry and field)."""
+        try:
+            return substitute(text, self.env)
+        except LorescanError as exc:
+            if not any(f.code == "macros-too-deep" and f.uid == ce.uid and f.book == book and f.field == field
+                       for _, f in self.findings):
+                self.add("macros-too-deep", ce, book, field, exc.message,
+                         "nest fewer macros inside each other (SillyTavern itself fails beyond a few hundred)")
+            return text
+
     def macro_engine(self, book: str, ce: CompiledEntry, keys: list[Any]) -> None:
         """Texts SillyTavern 1.18's two macro engines substitute differently, for the names User
         and Character (see the README's *Macros*)."""
@@ -400,7 +414,11 @@ class _Linter:
         for field, text in texts:
             if not isinstance(text, str) or not may_change(text):
                 continue
-            new, legacy = substitute(text, _NEW_ENV), substitute(text, _LEGACY_ENV)
+            try:
+                new = substitute(text, _NEW_ENV)
+            except LorescanError:       # macros-too-deep says so where the text is read
+                continue
+            legacy = substitute(text, _LEGACY_ENV)
             if new != legacy:
                 self.add("new-macro-engine", ce, book, field,
                          f"{field} {_shown(text)} substitutes to {_shown(new)} under SillyTavern's default macro "
@@ -461,7 +479,7 @@ class _Linter:
     def budget(self, book: str, ce: CompiledEntry) -> None:
         if ce.ignore_budget and self.mode.budget_skip:
             return
-        content = substitute(ce.content, self.env)
+        content = self.substituted(ce.content, ce, book, "content")
         budget = self.settings.budget_tokens()
         if self.counter.name in TOKENIZERS and len(content.encode("utf-8", "surrogatepass")) + 7 < budget:
             return                         # the built-in counters never exceed UTF-8 bytes (+6 overhead)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import _js
+from ._errors import LorescanError
+from ._js import json_text
 from ._macro_parser import WS, Node, parse
 
 if TYPE_CHECKING:
@@ -145,41 +147,64 @@ def _items(text: str) -> list[_Item]:
 
 def _pair_scopes(items: list[_Item], text: str) -> None:
     """Pair each outermost opener with its closing macro (same name, any case, nesting counted);
-    a pair whose opener cannot take content stays as written, and so does a lone closing macro."""
-    infos = [(it, it.node.name, _closing(it.node, text)) for it in items if it.node.name and not it.node.var]
+    a pair whose opener cannot take content stays as written, and so does a lone closing macro.
+
+    Each opener looks only among macros of its own name, and gives up once more scopes are open
+    than closing macros follow; what a pair encloses is a run of ``items`` (they are in text
+    order and do not overlap): so a text of many macros costs about linear time."""
+    infos = [(it, it.node.name.lower(), _closing(it.node, text)) for it in items if it.node.name and not it.node.var]
+    groups: dict[str, list[int]] = {}
+    for i, info in enumerate(infos):
+        groups.setdefault(info[1], []).append(i)
+    closers_after: dict[int, int] = {}       # per info: closing macros of its name after it
+    at: dict[int, int] = {}                  # per info: its place in its name's group
+    for group in groups.values():
+        left = sum(1 for i in group if infos[i][2])
+        for n, i in enumerate(group):
+            left -= infos[i][2]
+            closers_after[i], at[i] = left, n
+    where = {id(it): n for n, it in enumerate(items)}
     matched: set[int] = set()
     inside: set[int] = set()
     for i, (it, name, closing) in enumerate(infos):
-        if closing or i in matched or id(it) in inside:
+        if closing or i in matched or id(it) in inside or not closers_after[i]:
             continue
-        depth, j = 1, -1
-        for k in range(i + 1, len(infos)):
-            other, oname, oclosing = infos[k]
-            if oname.lower() != name.lower() or k in matched:
-                continue
-            if oclosing:
-                depth -= 1
-                if depth == 0:
-                    j = k
-                    break
-            elif _can_scope(oname, len(other.node.args)):
-                depth += 1
+        j = _closing_of(groups[name], at[i] + 1, infos, matched, closers_after)
         if j < 0:
             continue
         matched.update((i, j))
         close = infos[j][0]
-        if not _can_scope(name, len(it.node.args)):
+        if not _can_scope(it.node.name, len(it.node.args)):
             it.raw = close.raw = True
             continue
         it.scope = (it.end, close.start, close.end)
-        for other in items:
-            if it.start < other.start and other.end <= close.start:
-                inside.add(id(other))
-        inside.add(id(close))
+        inside.update(id(other) for other in items[where[id(it)] + 1:where[id(close)] + 1])
     for i, (it, _name, closing) in enumerate(infos):
         if closing and i not in matched:
             it.raw = True
     items[:] = [it for it in items if id(it) not in inside]
+
+
+def _closing_of(group: list[int], start: int, infos: list[tuple[_Item, str, bool]], matched: set[int],
+                closers_after: dict[int, int]) -> int:
+    """The closing macro of an opener (an index into ``infos``), or -1: the first of the macros of
+    its name (``group``) from ``start`` on that brings the count of open scopes to zero (openers
+    that can take content open one more; macros already paired do not count)."""
+    depth = 1
+    for pos in range(start, len(group)):
+        k = group[pos]
+        if k in matched:
+            continue
+        other, _name, closing = infos[k]
+        if closing:
+            depth -= 1
+            if depth == 0:
+                return k
+        elif _can_scope(other.node.name, len(other.node.args)):
+            depth += 1
+            if depth > closers_after[k]:    # more scopes open than closing macros follow
+                return -1
+    return -1
 
 
 def _walk(text: str, env: MacroEnv) -> str:
@@ -410,7 +435,9 @@ def may_change(text: str) -> bool:
 
 
 def evaluate(text: str | None, env: MacroEnv) -> str:
-    """``substituteParams(text)`` under SillyTavern 1.18's default macro engine; ``''`` for none."""
+    """``substituteParams(text)`` under SillyTavern 1.18's default macro engine; ``''`` for none.
+    A text whose macros nest deeper than Python's recursion allows (about 140 levels; SillyTavern
+    goes to a few hundred, then fails too) is a :class:`~lorescan.LorescanError`."""
     if not text:
         return ""
     if not may_change(text):
@@ -419,7 +446,12 @@ def evaluate(text: str | None, env: MacroEnv) -> str:
     fast = _fast(text, env)
     if fast is not None:
         return fast
-    return _post(_walk(text, env))
+    try:
+        return _post(_walk(text, env))
+    except RecursionError:
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        raise LorescanError(f"the macros of {json_text(shown)} nest too deeply for lorescan to substitute "
+                            "(about 140 levels at most)") from None
 
 
 def _fast(text: str, env: MacroEnv) -> str | None:

@@ -91,6 +91,13 @@ CASES: list[tuple[str, str, str, str, Any, str, str]] = [
      'no|'),
     ('if-falsy', '{{if 0}}a{{/if}}{{if off}}b{{/if}}{{if FALSE}}c{{/if}}{{if x}}d{{/if}}{{if noop}}e{{/if}}{{if newline}}f{{/if}}', 'Al', 'Moon', None, '',
      'df'),
+    ('pairs-many', '{{if user}}a{{/if}}' * 3, 'Al', 'Moon', None, '', 'aaa'),
+    ('pairs-open', '{{if user}}' * 3 + 'b{{/if}}', 'Al', 'Moon', None, '', '{{if user}}{{if user}}b'),
+    ('pairs-closers-first', '{{/if}}' * 3 + '{{if user}}c', 'Al', 'Moon', None, '', '{{/if}}{{/if}}{{/if}}{{if user}}c'),
+    ('pairs-unclosed-macros', '{{ user }} {{' * 3, 'Al', 'Moon', None, '', 'Al {{Al {{Al {{'),
+    ('pairs-nested', '{{if user}}' * 4 + 'x' + '{{/if}}' * 4, 'Al', 'Moon', None, '', 'x'),
+    ('pairs-case', '{{IF user}}a{{if char}}b{{/If}}c{{/IF}}d', 'Al', 'Moon', None, '', 'abcd'),
+    ('deep-100', '{{reverse::' * 100 + 'xy' + '}}' * 100, 'Al', 'Moon', None, '', 'xy'),
     ('if-nested', '{{if user}}[{{if char}}in{{else}}out{{/if}}]{{else}}no{{/if}}', 'Al', '', None, '',
      '[out]'),
     ('if-inline', '{{if user::shown}}|{{if ::x}}', 'Al', 'Moon', None, '',
@@ -195,3 +202,21 @@ def test_a_text_either_engine_may_change_is_one_lorescan_substitutes(text: str) 
         got = substitute(text, MacroEnv(user=env.user, char=env.char, engine=engine))
         assert shared(text) or got == text
     assert shared(text) or not may_change(text)
+
+
+def test_macros_nested_deeper_than_lorescan_follows_are_a_clear_error() -> None:
+    """SillyTavern substitutes a few hundred nested macros (and fails beyond); lorescan's parser
+    stops near 140 levels with a one-line error, never a RecursionError, and lint says so per
+    field."""
+    from lorescan import Lorebook, LorescanError
+    from lorescan._lint import lint
+
+    deep = "{{reverse::" * 300 + "x" + "}}" * 300
+    with pytest.raises(LorescanError) as err:
+        evaluate(deep, MacroEnv(engine="new"))
+    assert err.value.message == ('the macros of "{{reverse::{{reverse::{{reverse::{{re..." nest too deeply for '
+                                 "lorescan to substitute (about 140 levels at most)")
+    book = Lorebook.from_entries("b", [{"uid": 0, "key": ["dragon", deep], "content": deep}])
+    found = [(f.code, f.field) for f in lint([book], tokenizer="chars4") if f.code == "macros-too-deep"]
+    assert found == [("macros-too-deep", "key[1]"), ("macros-too-deep", "content")]
+
