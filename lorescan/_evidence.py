@@ -18,7 +18,7 @@ from ._engine import Lore
 from ._explain import Explanation, entries_by_key
 from ._jsregex import parse_regex_key
 from ._keys import match_key_text
-from ._macros import MacroEnv, substitute
+from ._macros import names_env, substitute
 from ._match import UNICODE, continues_word, folded_spans, key_form, unicode_continues_word
 from ._model import ActivationResult, ChatMessage, Settings
 
@@ -50,7 +50,7 @@ def message_spans(lore: Lore, entry_keys: Sequence[str], chat: Sequence[ChatMess
     SillyTavern does not scan, left out), by message then offset. Regex keys give their first match
     in each message; a first message whose macros change its text gives none (its offsets would not
     be the text's)."""
-    env = MacroEnv(user=user_name, char=char_name)
+    env = names_env(user_name, char_name, lore.mode.version, lore.mode.macro_engine)   # as the engine reads keys
     found = entries_by_key(lore)
     keyed: list[tuple[str, str, str, str, Any, bool, bool]] = []
     for entry in entry_keys:

@@ -99,7 +99,7 @@ class MacroEnv:
                 ("charIfNotGroup", group), *self.after_names)
 
 
-def names_env(user: str, char: str, version: str, engine: str = "legacy") -> MacroEnv:
+def names_env(user: str, char: str, version: str, engine: str) -> MacroEnv:
     """The names of an evaluation for the macro ``engine``, as ``version`` reads them in the legacy
     tokens (the card's macros are added by :func:`evaluation_env`)."""
     return MacroEnv(user=user, char=char, dollar_patterns=version == "1.12", engine=engine,

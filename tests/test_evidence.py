@@ -83,6 +83,17 @@ def test_spans_follow_the_unicode_word_rule_when_the_books_use_it() -> None:
     assert spans["unicode"] == [("ru.0", 0, 3, False), ("ru.0", 9, 12, True), ("ru.1", 15, 22, True)]
 
 
+@pytest.mark.parametrize(("engine", "want"), [("new", [("m.0", 0, 5, True)]), ("legacy", [])])
+def test_spans_read_keys_with_the_books_macro_engine(engine: str, want: list) -> None:
+    """A key written ``{{ user }}`` is the user's name to 1.18's default macro engine (the key the
+    activation matched) and text to the legacy one: the spans show what the activation read."""
+    book = lorescan.Lorebook.from_entries("m", [{"uid": 0, "key": ["{{ user }}"], "content": "u"}])
+    chat = [ChatMessage(name="Rowan", is_user=True, mes="Rowan waves")]
+    spans = message_spans(lorescan.compile([book], macro_engine=engine), ["m.0"], chat, settings=Settings(),
+                          user_name="Rowan", char_name="Ines")
+    assert [(sp.entry, sp.start, sp.end, sp.counts) for sp in spans] == want
+
+
 def test_budget_use_lists_each_entry_and_the_skipped_ones() -> None:
     lore, _, _, result = _evaluate("The keeper lit the beacon; rum for the smuggler.", world_info_budget=2,
                                    max_context=4096)
