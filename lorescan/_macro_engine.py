@@ -23,7 +23,6 @@ from ._macro_parser import WS, Node, parse
 
 if TYPE_CHECKING:
     from ._macros import MacroEnv
-    from ._model import Character
 
 _ELSE_MARKER = "\x00\x1fELSE\x1f\x00"
 _MARKERS = (("<user>", "{{user}}"), ("<bot>", "{{char}}"), ("<char>", "{{char}}"), ("<group>", "{{group}}"),
@@ -480,29 +479,3 @@ def _fast(text: str, env: MacroEnv) -> str | None:
         return None
     out.append(text[cursor:])
     return "".join(out)
-
-
-def card_env(base_env: MacroEnv, ch: Character | None, persona_description: str | None) -> MacroEnv:
-    """The card's macros under the new engine: each field trimmed, its macros evaluated by this
-    engine with the card's own macros empty (``{{description}}`` inside a field is ``''``, the
-    names are the names), carriage returns dropped afterwards; the version as it is.
-    ``{{mesExamples}}`` is ``''`` without examples and left as written otherwise."""
-    from ._macros import _CARD_MACROS, MacroEnv, card_source
-
-    empty = tuple((name, "") for name, _src in _CARD_MACROS["1.18"])
-    after = (("groupNotMuted", base_env.char), ("notChar", base_env.user))
-    inner = MacroEnv(user=base_env.user, char=base_env.char, group=base_env.group, variables=empty,
-                     after_names=after, engine=base_env.engine, outlets=base_env.outlets)
-    variables: list[tuple[str, str]] = []
-    for name, source in _CARD_MACROS["1.18"]:
-        raw = card_source(source, ch, persona_description)
-        if source == "character_version":
-            value = raw if isinstance(raw, str) else ""
-        else:
-            value = evaluate(_js.trim(raw), inner).replace("\r", "") if isinstance(raw, str) else ""
-        if name == "mesExamples" and value and value != "<START>":
-            continue
-        variables.append((name, "" if name == "mesExamples" else value))
-    return MacroEnv(user=base_env.user, char=base_env.char, group=base_env.group, variables=tuple(variables),
-                    after_names=after, dollar_patterns=base_env.dollar_patterns, engine=base_env.engine,
-                    outlets=base_env.outlets)

@@ -17,11 +17,11 @@ one, which 1.17 and later run by default. :class:`MacroEnv` names the engine, an
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from . import _js, _macro_engine
+from . import _js
 
 if TYPE_CHECKING:
     from ._model import Character
@@ -128,6 +128,10 @@ def substitute(text: str | None, env: MacroEnv) -> str:
     if not text:
         return ""
     if env.engine != "legacy":
+        if not may_change(text):
+            return text
+        from . import _macro_engine  # imported for the first text it may change: none, no cost at start-up
+
         return _macro_engine.evaluate(text, env)
     if "<" not in text and "{{" not in text:   # most contents: nothing to substitute
         return text
@@ -234,9 +238,9 @@ def card_env(base_env: MacroEnv, ch: Character | None, persona_description: str 
     persona without a character. 1.18's ``{{mesExamples}}`` is the examples formatted for the
     prompt, which lorescan does not rebuild: it is ``''`` for a card without examples and left as
     written otherwise; its ``groupNotMuted`` and ``notChar`` are the character's and the user's name.
-    Under the new engine the fields are read as :func:`._macro_engine.card_env` says."""
+    Under the new engine the fields are read as :func:`_new_card_env` says."""
     if base_env.engine != "legacy":
-        return _macro_engine.card_env(base_env, ch, persona_description)
+        return _new_card_env(base_env, ch, persona_description)
     variables = []
     for name, source in _CARD_MACROS[version]:
         raw = card_source(source, ch, persona_description)
@@ -250,6 +254,27 @@ def card_env(base_env: MacroEnv, ch: Character | None, persona_description: str 
     after = (("groupNotMuted", base_env.char), ("notChar", base_env.user)) if version == "1.18" else ()
     return MacroEnv(user=base_env.user, char=base_env.char, variables=tuple(variables), after_names=after,
                     dollar_patterns=base_env.dollar_patterns, engine=base_env.engine, outlets=base_env.outlets)
+
+
+def _new_card_env(base_env: MacroEnv, ch: Character | None, persona_description: str | None) -> MacroEnv:
+    """The card's macros under the new engine: each field trimmed, its macros evaluated by that
+    engine with the card's own macros empty (``{{description}}`` inside a field is ``''``, the
+    names are the names), carriage returns dropped afterwards; the version as it is.
+    ``{{mesExamples}}`` is ``''`` without examples and left as written otherwise."""
+    empty = tuple((name, "") for name, _src in _CARD_MACROS["1.18"])
+    after = (("groupNotMuted", base_env.char), ("notChar", base_env.user))
+    inner = replace(base_env, variables=empty, after_names=after)
+    variables: list[tuple[str, str]] = []
+    for name, source in _CARD_MACROS["1.18"]:
+        raw = card_source(source, ch, persona_description)
+        if source == "character_version":
+            value = raw if isinstance(raw, str) else ""
+        else:
+            value = substitute(_js.trim(raw), inner).replace("\r", "") if isinstance(raw, str) else ""
+        if name == "mesExamples" and value and value != "<START>":
+            continue
+        variables.append((name, "" if name == "mesExamples" else value))
+    return replace(base_env, variables=tuple(variables), after_names=after)
 
 
 #: the scan-text sources of 1.18's ``match*`` flags: each one's name in a result, and its card macro

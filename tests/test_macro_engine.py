@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lorescan._macro_engine import card_env, evaluate, may_change, trim_scoped
+from lorescan._macro_engine import evaluate, may_change, trim_scoped
 from lorescan._macro_parser import lex
-from lorescan._macros import MacroEnv
+from lorescan._macros import MacroEnv, card_env
 
 
 class _Card(SimpleNamespace):
@@ -25,7 +25,7 @@ class _Card(SimpleNamespace):
 
 def _env(user: str, char: str, card: dict[str, str] | None, persona: str) -> MacroEnv:
     base = MacroEnv(user=user, char=char, engine="new")
-    return card_env(base, None if card is None else _Card(**card), persona)  # type: ignore[arg-type]
+    return card_env(base, None if card is None else _Card(**card), persona, "1.18")  # type: ignore[arg-type]
 
 
 #: a card whose fields hold names, card macros, a macro the new engine lacks, a carriage return and spaces
